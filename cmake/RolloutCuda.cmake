@@ -33,3 +33,5 @@ if(ROLLOUT_WITH_CUDA)
 else()
   message(STATUS "rollout: CUDA off (CPU-only LibTorch or ROLLOUT_CUDA=OFF)")
 endif()
+# Recorded in the cache so scripts/test.sh and scripts/demo.sh can tell.
+set(ROLLOUT_WITH_CUDA ${ROLLOUT_WITH_CUDA} CACHE INTERNAL "Whether the CUDA/NCCL paths are built")

@@ -48,8 +48,16 @@ constexpr Level WARNING = Level::kWarning;
 constexpr Level ERROR = Level::kError;
 }  // namespace rollout::log::severity
 
+namespace rollout::log {
+// Lets ROLLOUT_LOG be one expression (safe inside an unbraced if/else).
+struct Voidify {
+  void operator&(std::ostream&) {}
+};
+}  // namespace rollout::log
+
 // ROLLOUT_LOG(INFO) << "loaded " << n << " layers";
-#define ROLLOUT_LOG(severity_name)                                               \
-  if (!::rollout::log::IsEnabled(::rollout::log::severity::severity_name)) {     \
-  } else                                                                         \
-    ::rollout::log::LogMessage(::rollout::log::severity::severity_name).stream()
+#define ROLLOUT_LOG(severity_name)                                              \
+  !::rollout::log::IsEnabled(::rollout::log::severity::severity_name)           \
+      ? (void)0                                                                 \
+      : ::rollout::log::Voidify() &                                             \
+            ::rollout::log::LogMessage(::rollout::log::severity::severity_name).stream()

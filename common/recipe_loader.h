@@ -5,9 +5,19 @@
 //      that names it; bases may extend further bases; a cycle is an error),
 //   2. the recipe file itself,
 //   3. command-line overrides `a.b.c=value` (value parsed as YAML: `3`, `1e-5`,
-//      `true`, `[a, b]`, `null` to reset to the default).
-// Then `${a.b.c}` references inside string values are replaced by the referenced
-// field's resolved value (e.g. trainer.default_local_dir).
+//      `true`, `[a, b]`; `null`, `~` or nothing resets the key to its default).
+// Messages and map entries (`resource_pools.gpu.nodes`) merge key by key; lists are
+// replaced whole, a single scalar being a list of one. Then `${a.b.c}` references
+// inside string values are replaced by the referenced key's resolved value, defaults
+// included (e.g. trainer.default_local_dir's "checkpoints/${trainer.project_name}/...").
+//
+// Unset versus default: a key no layer sets stays unset in the Recipe (has_x() is
+// false) and reads as its proto default; a key reset with null is cleared. Two
+// exceptions, so that readers see resolved values: an empty list with a
+// (default_list) is filled with it, and a string whose default holds `${...}` is set
+// to its resolved text. An explicit empty list for such a field is an error (it
+// would print, and so read back, as the default). Compare loaded recipes with
+// MessageDifferencer::Equivalent, which treats unset and default alike.
 //
 // verl spellings are accepted: a leading `actor_rollout_ref.` is dropped
 // (`actor_rollout_ref.actor.optim.lr` -> `actor.optim.lr`) and
@@ -20,6 +30,10 @@
 //   wrong type for 'rollout.n' at recipes/x.yaml:7: expected an integer, got 'eight'
 //   'rollout.n' at recipes/x.yaml:7 must be >= 1, got 0
 //   'algorithm.adv_estimator' at command line 'algorithm.adv_estimator=grop' must be one of gae|grpo|...; got 'grop' — did you mean 'grpo'?
+//   recipes/x.yaml:4:7: YAML syntax error: end of sequence flow not found
+//   recipe file 'recipes/base.yaml' not found (extended from recipes/x.yaml:1)
+// Files are named as the caller gave them (bases: joined to the naming file's folder).
+// No exception escapes; nothing is read but the recipe files.
 #pragma once
 
 #include <map>
@@ -35,7 +49,8 @@ struct LoadedRecipe {
   Recipe recipe;
   // Canonical dotted key ("actor.optim.lr", "resource_pools.gpu.nodes") -> where its
   // value was last set ("recipes/x.yaml:12" or "command line 'actor.optim.lr=1e-5'").
-  // Keys never written are absent. Used to point semantic errors at their source.
+  // Map entries have a key of their own ("resource_pools.gpu"). Keys never written,
+  // or reset with null, are absent. Used to point semantic errors at their source.
   std::map<std::string, std::string> sources;
 };
 
@@ -48,11 +63,14 @@ absl::StatusOr<LoadedRecipe> LoadRecipe(const std::string& path,
 absl::StatusOr<LoadedRecipe> ParseRecipeYaml(const std::string& yaml,
                                              const std::string& origin);
 
-// Every field, defaults included, maps sorted by key, in the nested YAML form that
-// LoadRecipe reads back to an equal Recipe.
+// Every field, defaults included (an empty list with a (default_list) prints that
+// default), maps sorted by key, doubles in the shortest form that reads back exactly,
+// strings quoted where YAML needs it. ParseRecipeYaml reads the text back to a Recipe
+// Equivalent to `recipe` once the loader's defaults are applied (for a loaded recipe:
+// Equivalent to it), and printing that Recipe gives the same text.
 std::string RecipeToYaml(const Recipe& recipe);
 
-// Where `key` was set, or "default" when it never was.
+// Where `key` (canonical or verl spelling) was set, or "default" when it never was.
 std::string SourceOf(const LoadedRecipe& loaded, const std::string& key);
 
 }  // namespace rollout::config

@@ -1,0 +1,49 @@
+// The `rollout` executable: one binary, one subcommand per job (DESIGN.md §1).
+#include <cstring>
+#include <iostream>
+#include <string>
+#include <vector>
+
+#include "controller/cli.h"
+#include "workers/worker_main.h"
+
+namespace {
+
+struct Subcommand {
+  const char* name;
+  const char* summary;
+  int (*run)(const std::vector<std::string>& args);
+};
+
+const Subcommand kSubcommands[] = {
+    {"train", "train with a recipe (--dry-run: start and check the workers only)",
+     rollout::controller::RunTrainCommand},
+    {"plan", "print the resolved recipe and the worker processes it needs",
+     rollout::controller::RunPlanCommand},
+    {"worker", "a worker process (started by the launcher, not by hand)",
+     rollout::workers::RunWorker},
+};
+
+void PrintUsage(std::ostream& out) {
+  out << "usage: rollout <command> [args]   (rollout <command> --help for details)\n\n";
+  for (const Subcommand& command : kSubcommands) {
+    out << "  " << command.name << std::string(10 - std::strlen(command.name), ' ')
+        << command.summary << "\n";
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
+    PrintUsage(argc < 2 ? std::cerr : std::cout);
+    return argc < 2 ? rollout::controller::kExitUsage : rollout::controller::kExitOk;
+  }
+  const std::vector<std::string> args(argv + 2, argv + argc);
+  for (const Subcommand& command : kSubcommands) {
+    if (std::strcmp(argv[1], command.name) == 0) return command.run(args);
+  }
+  std::cerr << "rollout: unknown command '" << argv[1] << "'\n";
+  PrintUsage(std::cerr);
+  return rollout::controller::kExitUsage;
+}

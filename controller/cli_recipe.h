@@ -1,0 +1,23 @@
+// What the train and plan subcommands share: reading `RECIPE [key=value ...]` from
+// positional arguments into a resolved recipe and its placement.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/recipe_loader.h"
+#include "controller/placement.h"
+
+namespace rollout::controller {
+
+struct ResolvedRun {
+  config::LoadedRecipe recipe;
+  std::string recipe_yaml;  // every field, as printed and saved
+  Placement placement;
+};
+
+// InvalidArgument when no recipe is named; otherwise the loader's or placement's error.
+absl::StatusOr<ResolvedRun> ResolveRun(const std::vector<std::string>& positional);
+
+}  // namespace rollout::controller

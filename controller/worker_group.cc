@@ -1,0 +1,55 @@
+#include "controller/worker_group.h"
+
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace rollout::controller {
+
+WorkerGroup::WorkerGroup(std::string pool, std::vector<WorkerClient*> workers)
+    : pool_(std::move(pool)), workers_(std::move(workers)) {}
+
+absl::StatusOr<std::vector<Batch>> WorkerGroup::CallEach(const std::string& method,
+                                                         const std::vector<Batch>& inputs) {
+  std::vector<absl::StatusOr<Batch>> results(inputs.size());
+  std::vector<std::thread> threads;
+  threads.reserve(inputs.size());
+  for (size_t rank = 0; rank < inputs.size(); ++rank) {
+    threads.emplace_back(
+        [&, rank] { results[rank] = workers_[rank]->Call(method, inputs[rank]); });
+  }
+  for (std::thread& thread : threads) thread.join();
+  std::vector<Batch> outputs;
+  outputs.reserve(results.size());
+  for (absl::StatusOr<Batch>& result : results) {
+    if (!result.ok()) return result.status();
+    outputs.push_back(*std::move(result));
+  }
+  return outputs;
+}
+
+absl::StatusOr<std::vector<Batch>> WorkerGroup::CallAll(const std::string& method,
+                                                        const Batch& input) {
+  return CallEach(method, std::vector<Batch>(workers_.size(), input));
+}
+
+absl::StatusOr<Batch> WorkerGroup::CallDpSplit(const std::string& method, const Batch& input) {
+  ASSIGN_OR_RETURN(Batch::Chunks chunks, input.Chunk(world_size()));
+  ASSIGN_OR_RETURN(std::vector<Batch> outputs, CallEach(method, chunks.parts));
+  for (int rank = 0; rank < world_size(); ++rank) {
+    if (outputs[rank].size() != chunks.parts[rank].size()) {
+      return absl::InternalError(absl::StrCat(
+          method, " on ", DescribeWorker(workers_[rank]->info()), " returned ",
+          outputs[rank].size(), " rows for ", chunks.parts[rank].size(), " input rows"));
+    }
+  }
+  ASSIGN_OR_RETURN(Batch joined, Batch::Concat(outputs));
+  return joined.Slice(0, joined.size() - chunks.padding);
+}
+
+absl::StatusOr<Batch> WorkerGroup::CallRankZero(const std::string& method, const Batch& input) {
+  return workers_.front()->Call(method, input);
+}
+
+}  // namespace rollout::controller

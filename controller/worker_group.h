@@ -1,0 +1,45 @@
+// WorkerGroup: the workers of one resource pool, driven together (verl's
+// RayWorkerGroup). Dispatch modes:
+//   CallAll       one-to-all: every worker gets the same input; results by rank.
+//   CallDpSplit   data parallel: the input is chunked into world-size equal parts
+//                 (padding with leading rows when needed), part r goes to rank r, the
+//                 results are concatenated in rank order and the padding dropped.
+//   CallRankZero  only rank 0 runs the method.
+// Calls to the workers run concurrently; the first error is returned (the others
+// still finish or are cancelled by RunHealth). Thread-compatible.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/batch.h"
+#include "controller/worker_client.h"
+
+namespace rollout::controller {
+
+class WorkerGroup {
+ public:
+  // `workers` ordered by rank; non-owning, must outlive the group.
+  WorkerGroup(std::string pool, std::vector<WorkerClient*> workers);
+
+  const std::string& pool() const { return pool_; }
+  int world_size() const { return static_cast<int>(workers_.size()); }
+  const std::vector<WorkerClient*>& workers() const { return workers_; }
+
+  absl::StatusOr<std::vector<Batch>> CallAll(const std::string& method, const Batch& input);
+  // Each DP result must have as many rows as its input part.
+  absl::StatusOr<Batch> CallDpSplit(const std::string& method, const Batch& input);
+  absl::StatusOr<Batch> CallRankZero(const std::string& method, const Batch& input);
+
+ private:
+  // Runs method on worker r with inputs[r], concurrently.
+  absl::StatusOr<std::vector<Batch>> CallEach(const std::string& method,
+                                              const std::vector<Batch>& inputs);
+
+  std::string pool_;
+  std::vector<WorkerClient*> workers_;
+};
+
+}  // namespace rollout::controller

@@ -1,0 +1,36 @@
+// The methods a worker process answers, by name ("diag.echo", later
+// "actor.compute_log_prob", ...). Roles register their methods at start-up; the gRPC
+// service looks them up per call.
+//
+// Invoke() runs one method at a time (a worker's device state is not safe for
+// concurrent use) and turns LibTorch exceptions into Internal errors naming the
+// method, so nothing thrown inside a method crosses the worker boundary.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/batch.h"
+
+namespace rollout::workers {
+
+using WorkerMethod = std::function<absl::StatusOr<Batch>(const Batch& input)>;
+
+class MethodRegistry {
+ public:
+  // AlreadyExists when the name is taken.
+  absl::Status Register(const std::string& name, WorkerMethod method);
+  // NotFound (listing the known names) for an unknown method.
+  absl::StatusOr<Batch> Invoke(const std::string& name, const Batch& input);
+  std::vector<std::string> Names() const;
+
+ private:
+  std::map<std::string, WorkerMethod> methods_;  // fixed after start-up
+  std::mutex invoke_mutex_;
+};
+
+}  // namespace rollout::workers
