@@ -13,6 +13,7 @@
 
 #include "absl/strings/str_format.h"
 #include "common/flags.h"
+#include "common/malloc_policy.h"
 #include "common/recipe_loader.h"
 #include "controller/local_launcher.h"
 #include "controller/runtime.h"
@@ -111,5 +112,6 @@ int Main(const std::vector<std::string>& args) {
 }  // namespace rollout::bench
 
 int main(int argc, char** argv) {
+  rollout::UseLargeBufferMallocPolicy();
   return rollout::bench::Main(std::vector<std::string>(argv + 1, argv + argc));
 }

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "common/malloc_policy.h"
 #include "controller/cli.h"
 #include "workers/worker_main.h"
 
@@ -35,6 +36,7 @@ void PrintUsage(std::ostream& out) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  rollout::UseLargeBufferMallocPolicy();
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
     PrintUsage(argc < 2 ? std::cerr : std::cout);
     return argc < 2 ? rollout::controller::kExitUsage : rollout::controller::kExitOk;

@@ -33,7 +33,8 @@ absl::Status CheckNumerics(WorkerGroup& group, std::ostream& out) {
   }
   out << absl::StrFormat("  pool %s: token log-probs on %d worker(s) match the CPU reference "
                          "(max error %.2g)\n",
-                         group.pool(), group.world_size(), max_error);
+                         group.pool(), group.world_size(), max_error)
+      << std::flush;
   return absl::OkStatus();
 }
 
