@@ -1,13 +1,20 @@
 #include "common/file_util.h"
 
+#include <dirent.h>
 #include <fcntl.h>
+#include <ftw.h>
+#include <limits.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 
 namespace rollout {
 namespace {
@@ -17,12 +24,6 @@ absl::Status ErrnoError(const std::string& what, int error) {
   if (error == ENOENT) return absl::NotFoundError(message);
   if (error == EACCES || error == EPERM) return absl::PermissionDeniedError(message);
   return absl::UnavailableError(message);
-}
-
-std::string ParentOf(const std::string& path) {
-  const size_t slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  return slash == 0 ? "/" : path.substr(0, slash);
 }
 
 absl::Status FsyncPath(const std::string& path, int flags) {
@@ -35,7 +36,94 @@ absl::Status FsyncPath(const std::string& path, int flags) {
   return absl::OkStatus();
 }
 
+int RemoveEntry(const char* path, const struct stat*, int type, FTW*) {
+  return (type == FTW_DP ? rmdir(path) : unlink(path)) == 0 ? 0 : errno;
+}
+
 }  // namespace
+
+std::string JoinPath(const std::string& base, const std::string& path) {
+  if (base.empty() || (!path.empty() && path[0] == '/')) return path;
+  if (path.empty()) return base;
+  return base.back() == '/' ? base + path : base + "/" + path;
+}
+
+std::string Dirname(const std::string& path) {
+  const size_t slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  return slash == 0 ? "/" : path.substr(0, slash);
+}
+
+std::string NormalizePath(const std::string& path) {
+  const bool absolute = !path.empty() && path[0] == '/';
+  std::vector<std::string> parts;
+  for (absl::string_view part : absl::StrSplit(path, '/', absl::SkipEmpty())) {
+    if (part == ".") continue;
+    if (part == ".." && !parts.empty() && parts.back() != "..") {
+      parts.pop_back();
+    } else if (part != ".." || !absolute) {
+      parts.emplace_back(part);
+    }
+  }
+  const std::string joined = absl::StrJoin(parts, "/");
+  if (absolute) return "/" + joined;
+  return joined.empty() ? "." : joined;
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("opening " + path, errno);
+  struct stat info;
+  if (fstat(fd, &info) == 0 && S_ISDIR(info.st_mode)) {
+    close(fd);
+    return absl::InvalidArgumentError(absl::StrCat(path, " is a directory, not a file"));
+  }
+  std::string contents;
+  char buffer[1 << 16];
+  while (true) {
+    const ssize_t n = read(fd, buffer, sizeof(buffer));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      close(fd);
+      return ErrnoError("reading " + path, error);
+    }
+    if (n == 0) break;
+    contents.append(buffer, n);
+  }
+  close(fd);
+  return contents;
+}
+
+absl::StatusOr<std::vector<std::string>> ListDirectory(const std::string& path) {
+  DIR* dir = opendir(path.c_str());
+  if (dir == nullptr) return ErrnoError("listing " + path, errno);
+  std::vector<std::string> names;
+  while (const dirent* entry = readdir(dir)) {
+    const std::string name = entry->d_name;
+    if (name != "." && name != "..") names.push_back(name);
+  }
+  closedir(dir);
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string FileIdentity(const std::string& path) {
+  char resolved[PATH_MAX];
+  if (realpath(path.c_str(), resolved) != nullptr) return resolved;
+  return NormalizePath(path);
+}
+
+absl::Status RemoveTree(const std::string& path) {
+  struct stat info;
+  if (lstat(path.c_str(), &info) != 0) {
+    if (errno == ENOENT) return absl::OkStatus();
+    return ErrnoError("removing " + path, errno);
+  }
+  const int result = nftw(path.c_str(), RemoveEntry, /*nopenfd=*/16, FTW_DEPTH | FTW_PHYS);
+  if (result != 0) return ErrnoError("removing " + path, result > 0 ? result : errno);
+  return absl::OkStatus();
+}
 
 absl::Status MakeDirectories(const std::string& path) {
   if (path.empty()) return absl::OkStatus();
@@ -54,7 +142,7 @@ absl::Status MakeDirectories(const std::string& path) {
 }
 
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
-  const std::string parent = ParentOf(path);
+  const std::string parent = Dirname(path);
   if (absl::Status made = MakeDirectories(parent); !made.ok()) return made;
   const std::string temp = absl::StrCat(path, ".tmp.", getpid());
   const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -1,12 +1,42 @@
-// Filesystem helpers with crash-safe semantics.
+// Filesystem helpers: paths, reading, listing, crash-safe writing, removal.
+//
+// The project does not use std::filesystem: PyTorch 2.x wheels export their own copy
+// of its symbols (built with an older libstdc++), which our calls then bind to and
+// crash in. Everything here is plain POSIX. A test (SourcesAvoidStdFilesystem) keeps
+// it that way.
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
 namespace rollout {
+
+// Lexical path handling (no filesystem access), like Python's posixpath:
+//   JoinPath("a/b", "c") == "a/b/c"; JoinPath("a", "/abs") == "/abs"
+//   Dirname("a/b/c.yaml") == "a/b"; Dirname("c.yaml") == "."
+//   NormalizePath("a/./b/../c//d") == "a/c/d"; NormalizePath("../x") == "../x"
+std::string JoinPath(const std::string& base, const std::string& path);
+std::string Dirname(const std::string& path);
+std::string NormalizePath(const std::string& path);
+
+// The whole file. NotFound when it does not exist, InvalidArgument for a directory,
+// Unavailable/PermissionDenied for other errors; messages name the path.
+absl::StatusOr<std::string> ReadFile(const std::string& path);
+
+// Names in a directory (no "." and ".."), sorted. NotFound when it does not exist.
+absl::StatusOr<std::vector<std::string>> ListDirectory(const std::string& path);
+
+// The absolute path with symlinks resolved, for telling whether two spellings name
+// one file; the normalized path itself when the file does not exist.
+std::string FileIdentity(const std::string& path);
+
+// Deletes `path` and, for a directory, everything under it (symlinks are removed,
+// not followed). OK when `path` does not exist.
+absl::Status RemoveTree(const std::string& path);
 
 // Creates `path` and its missing parents (like `mkdir -p`).
 absl::Status MakeDirectories(const std::string& path);

@@ -2,16 +2,13 @@
 
 #include <yaml-cpp/yaml.h>
 
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <system_error>
 #include <utility>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/file_util.h"
 #include "common/recipe_apply.h"
 #include "common/recipe_interpolate.h"
 #include "common/recipe_schema.h"
@@ -20,26 +17,19 @@
 namespace rollout::config {
 namespace {
 
-namespace fs = std::filesystem;
-
 // `extended_from` ("recipes/y.yaml:1", or "" for the recipe named by the caller) is
 // added to the error so a missing base can be told from a missing recipe.
 absl::StatusOr<std::string> ReadRecipeFile(const std::string& path,
                                            const std::string& extended_from) {
   const std::string suffix =
       extended_from.empty() ? "" : absl::StrCat(" (extended from ", extended_from, ")");
-  std::error_code error;
-  if (!fs::exists(path, error)) {
+  absl::StatusOr<std::string> text = ReadFile(path);
+  if (text.ok()) return text;
+  if (text.status().code() == absl::StatusCode::kNotFound) {
     return absl::NotFoundError(absl::StrCat("recipe file '", path, "' not found", suffix));
   }
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  if (!in || fs::is_directory(path, error)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("recipe file '", path, "' could not be read", suffix));
-  }
-  return text.str();
+  return absl::InvalidArgumentError(absl::StrCat("recipe file '", path, "' could not be read (",
+                                                 text.status().message(), ")", suffix));
 }
 
 std::string Describe(const YAML::Node& node) {
@@ -66,16 +56,7 @@ absl::StatusOr<YAML::Node> ParseRecipeText(const std::string& text, const std::s
 
 // A base named in `from` is relative to from's folder; kept relative, not absolutized.
 std::string BasePath(const std::string& from, const std::string& name) {
-  const fs::path base(name);
-  if (base.is_absolute()) return base.lexically_normal().string();
-  return (fs::path(from).parent_path() / base).lexically_normal().string();
-}
-
-// Two spellings of one file must meet in the cycle check.
-std::string FileIdentity(const std::string& path) {
-  std::error_code error;
-  const fs::path canonical = fs::weakly_canonical(path, error);
-  return error ? fs::path(path).lexically_normal().string() : canonical.string();
+  return NormalizePath(JoinPath(Dirname(from), name));
 }
 
 class RecipeBuilder {

@@ -2,39 +2,17 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
-#include <fstream>
 #include <string>
 #include <vector>
+
+#include "common/file_util.h"
+#include "tests/support/temp_dir.h"
 
 namespace rollout::config {
 namespace {
 
-namespace fs = std::filesystem;
-
-// A fresh folder under the test temp dir for recipe files, removed afterwards.
-class RecipeFiles {
- public:
-  RecipeFiles() {
-    std::string pattern = (fs::path(::testing::TempDir()) / "recipe_XXXXXX").string();
-    dir_ = mkdtemp(pattern.data());
-  }
-  ~RecipeFiles() { fs::remove_all(dir_); }
-
-  // Writes `text` to `name` (folders created) and returns its path.
-  std::string Write(const std::string& name, const std::string& text) const {
-    const fs::path path = fs::path(dir_) / name;
-    fs::create_directories(path.parent_path());
-    std::ofstream(path) << text;
-    return path.string();
-  }
-  std::string Path(const std::string& name) const { return (fs::path(dir_) / name).string(); }
-
- private:
-  std::string dir_;
-};
+using ::rollout::testing::TempDir;
 
 LoadedRecipe LoadOk(const std::string& path, const std::vector<std::string>& overrides = {}) {
   absl::StatusOr<LoadedRecipe> loaded = LoadRecipe(path, overrides);
@@ -54,7 +32,7 @@ class RecipeLoader : public ::testing::Test {
     return std::string(loaded.status().message());
   }
 
-  RecipeFiles files_;
+  TempDir files_{"recipe"};
   const std::string path_ = files_.Path("x.yaml");
 };
 
@@ -362,12 +340,16 @@ TEST_F(RecipeLoader, SourcesNameTheLayerThatSetEachKey) {
 }
 
 TEST_F(RecipeLoader, EveryCheckedInRecipeLoads) {
+  // Tests run from the repository root (tests/CMakeLists.txt sets the directory).
+  const absl::StatusOr<std::vector<std::string>> names = ListDirectory("recipes");
+  ASSERT_TRUE(names.ok()) << names.status();
   std::vector<std::string> recipes;
-  std::error_code error;
-  for (const auto& entry : fs::directory_iterator("recipes", error)) {
-    if (entry.path().extension() == ".yaml") recipes.push_back(entry.path().string());
+  for (const std::string& name : *names) {
+    if (name.size() > 5 && name.compare(name.size() - 5, 5, ".yaml") == 0) {
+      recipes.push_back(JoinPath("recipes", name));
+    }
   }
-  if (recipes.empty()) GTEST_SKIP() << "no recipes/*.yaml under " << fs::current_path();
+  ASSERT_FALSE(recipes.empty()) << "no recipes/*.yaml";
   for (const std::string& recipe : recipes) {
     const absl::StatusOr<LoadedRecipe> loaded = LoadRecipe(recipe, {});
     EXPECT_TRUE(loaded.ok()) << recipe << ": " << loaded.status();

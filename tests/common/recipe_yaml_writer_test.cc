@@ -1,17 +1,15 @@
 #include <google/protobuf/util/message_differencer.h>
 #include <gtest/gtest.h>
-#include <stdlib.h>
 
-#include <filesystem>
-#include <fstream>
 #include <string>
 
 #include "common/recipe_loader.h"
+#include "tests/support/temp_dir.h"
 
 namespace rollout::config {
 namespace {
 
-namespace fs = std::filesystem;
+using ::rollout::testing::TempDir;
 using google::protobuf::util::MessageDifferencer;
 
 LoadedRecipe ParseOk(const std::string& yaml) {
@@ -49,14 +47,13 @@ TEST(RecipeYamlWriter, PrintsEveryKeyWithItsDefault) {
 }
 
 TEST(RecipeYamlWriter, LoadedRecipeRoundTrips) {
-  std::string pattern = (fs::path(::testing::TempDir()) / "recipe_writer_XXXXXX").string();
-  const fs::path dir = mkdtemp(pattern.data());
-  std::ofstream(dir / "base.yaml") << "actor_rollout_ref:\n"
+  TempDir dir("recipe_writer");
+  dir.Write("base.yaml", "actor_rollout_ref:\n"
                                       "  model: {path: /models/qwen, lora_rank: 8}\n"
                                       "  actor:\n"
                                       "    optim: {lr: 3e-7, weight_decay: 0.1}\n"
-                                      "    checkpoint: {save_contents: [model]}\n";
-  std::ofstream(dir / "run.yaml") << "extends: base.yaml\n"
+                                      "    checkpoint: {save_contents: [model]}\n");
+  dir.Write("run.yaml", "extends: base.yaml\n"
                                      "resource_pools:\n"
                                      "  trainer_pool: {nodes: 2, devices_per_node: 8}\n"
                                      "  a_pool: {device: cpu}\n"
@@ -68,12 +65,11 @@ TEST(RecipeYamlWriter, LoadedRecipeRoundTrips) {
                                      "trainer:\n"
                                      "  project_name: 'math: hard'\n"
                                      "  experiment_name: ' #1'\n"
-                                     "  logger: [console, wandb]\n";
+                                     "  logger: [console, wandb]\n");
   const absl::StatusOr<LoadedRecipe> loaded =
-      LoadRecipe((dir / "run.yaml").string(),
+      LoadRecipe(dir.Path("run.yaml"),
                  {"algorithm.adv_estimator=grpo", "algorithm.kl_ctrl.kl_coef=0.3333333333333333",
                   "reward.name=", "placement.ref=''"});
-  fs::remove_all(dir);
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->recipe.trainer().default_local_dir(), "checkpoints/math: hard/ #1");
   ExpectRoundTrip(loaded->recipe);

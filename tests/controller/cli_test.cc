@@ -1,13 +1,13 @@
 // The `rollout` executable end to end: exit codes and one-line messages.
 #include <sys/wait.h>
 
-#include <cstdio>
 #include <fstream>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
 
 namespace rollout::testing {
 namespace {
@@ -30,11 +30,6 @@ Result RunRollout(std::vector<std::string> args, double timeout_s = 120) {
   return result;
 }
 
-std::string WriteRecipe(const std::string& name, const std::string& yaml) {
-  const std::string path = ::testing::TempDir() + "/" + name;
-  std::ofstream(path) << yaml;
-  return path;
-}
 
 TEST(RolloutCli, HelpOnEveryCommand) {
   for (const char* command : {"train", "plan", "worker"}) {
@@ -49,7 +44,8 @@ TEST(RolloutCli, HelpOnEveryCommand) {
 }
 
 TEST(RolloutCli, PlanPrintsResolvedRecipeAndPlacement) {
-  const std::string recipe = WriteRecipe(
+  TempDir dir("cli");
+  const std::string recipe = dir.Write(
       "plan.yaml", "trainer: {device: cpu, n_gpus_per_node: 2}\nalgorithm: {adv_estimator: grpo}\n");
   Result result = RunRollout({"plan", recipe, "rollout.n=8"});
   EXPECT_EQ(result.exit_code, 0) << result.output;
@@ -58,7 +54,8 @@ TEST(RolloutCli, PlanPrintsResolvedRecipeAndPlacement) {
 }
 
 TEST(RolloutCli, BadRecipeIsOneLineAndExitTwo) {
-  const std::string recipe = WriteRecipe("bad.yaml", "actor:\n  optim:\n    learning_rate: 1\n");
+  TempDir dir("cli");
+  const std::string recipe = dir.Write("bad.yaml", "actor:\n  optim:\n    learning_rate: 1\n");
   Result result = RunRollout({"plan", recipe});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_EQ(result.output, "rollout plan: unknown key 'actor.optim.learning_rate' at " + recipe +
@@ -66,8 +63,9 @@ TEST(RolloutCli, BadRecipeIsOneLineAndExitTwo) {
 }
 
 TEST(RolloutCli, TrainDryRunStartsChecksAndStopsWorkers) {
-  const std::string dir = ::testing::TempDir() + "/dry_run_ckpt";
-  const std::string recipe = WriteRecipe(
+  TempDir temp("cli");
+  const std::string dir = temp.Path("dry_run_ckpt");
+  const std::string recipe = temp.Write(
       "dry.yaml",
       "resource_pools:\n  cpu_pool: {devices_per_node: 2, device: cpu}\n"
       "algorithm: {adv_estimator: grpo}\n"

@@ -3,10 +3,9 @@
 
 #include <ATen/ATen.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdio>
-#include <fstream>
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -14,10 +13,12 @@
 #include "algorithms/token_log_probs.h"
 #include "common/recipe_loader.h"
 #include "controller/local_launcher.h"
+#include "tests/support/temp_dir.h"
 
 namespace rollout::controller {
 namespace {
 
+using ::rollout::testing::TempDir;
 using ::testing::HasSubstr;
 
 config::LoadedRecipe CpuRecipe(int workers) {
@@ -147,11 +148,8 @@ TEST(ControllerRuntime, WorkerThatCannotStartIsReportedWithStatusAndOutput) {
 }
 
 TEST(ControllerRuntime, WorkerThatNeverRegistersTimesOutNamingIt) {
-  const std::string script = ::testing::TempDir() + "/silent_worker.sh";
-  {
-    std::ofstream out(script);
-    out << "#!/bin/sh\nexec sleep 30\n";
-  }
+  TempDir dir("runtime");
+  const std::string script = dir.Write("silent_worker.sh", "#!/bin/sh\nexec sleep 30\n");
   ASSERT_EQ(chmod(script.c_str(), 0755), 0);
   config::LoadedRecipe recipe = CpuRecipe(1);
   recipe.recipe.mutable_runtime()->set_register_timeout_s(1);
