@@ -15,6 +15,7 @@
 #include "absl/strings/str_split.h"
 #include "common/flags.h"
 #include "common/logging.h"
+#include "common/recipe_loader.h"
 #include "common/run_token.h"
 #include "workers/controller_link.h"
 #include "workers/device.h"
@@ -70,42 +71,32 @@ int Fail(int code, const std::string& message) {
   return code;
 }
 
-}  // namespace
-
-int RunWorker(const std::vector<std::string>& args) {
-  WorkerFlags f;
-  FlagSet flags = MakeFlags(&f);
-  absl::StatusOr<FlagSet::Parsed> parsed = flags.Parse(args);
-  if (!parsed.ok()) return Fail(kExitBadSetup, std::string(parsed.status().message()));
-  if (parsed->help) {
-    std::cout << flags.Usage();
-    return 0;
-  }
+WorkerIdentity IdentityFrom(const WorkerFlags& f) {
   WorkerIdentity identity;
   identity.worker_id = static_cast<int>(f.worker_id);
   identity.pool = f.pool;
   identity.roles = absl::StrSplit(f.roles, ',', absl::SkipEmpty());
   identity.rank = static_cast<int>(f.rank);
   identity.world = static_cast<int>(f.world);
-  log::SetProcessTag(absl::StrCat("worker ", f.worker_id, " ", absl::StrJoin(identity.roles, "+"),
-                                  " r", f.rank));
-  log::Level level;
-  if (log::ParseLevel(f.log_level, &level)) log::SetMinLevel(level);
-  const char* token = std::getenv(kRunTokenEnv);
-  if (f.controller.empty() || f.worker_id < 0 || token == nullptr) {
-    return Fail(kExitBadSetup, absl::StrCat("needs --controller, --worker_id and ", kRunTokenEnv,
-                                            " in the environment (started by the launcher)"));
-  }
+  return identity;
+}
 
-  absl::StatusOr<c10::Device> device = OpenDevice(f.device);
-  if (!device.ok()) return Fail(kExitBadSetup, std::string(device.status().message()));
-  MethodRegistry registry;
-  if (absl::Status s = RegisterDiagnosticMethods(identity, *device, &registry); !s.ok()) {
-    return Fail(kExitBadSetup, std::string(s.message()));
-  }
+ControllerLinkOptions LinkOptions(const WorkerFlags& f, const std::string& token) {
+  ControllerLinkOptions options;
+  options.controller_address = f.controller;
+  options.run_token = token;
+  options.worker_id = static_cast<int>(f.worker_id);
+  options.heartbeat_interval = absl::Seconds(f.heartbeat_interval_s);
+  options.heartbeat_timeout = absl::Seconds(f.heartbeat_timeout_s);
+  options.parent_pid = f.parent_pid;
+  return options;
+}
 
+// Serves `registry` until the controller asks to stop; returns the exit code.
+int Serve(const WorkerFlags& f, const std::string& token, c10::Device device,
+          MethodRegistry* registry) {
   absl::Notification shutdown_requested;
-  WorkerService service(token, &registry, &shutdown_requested);
+  WorkerService service(token, registry, &shutdown_requested);
   int port = 0;
   grpc::ServerBuilder builder;
   builder.AddListeningPort(absl::StrCat(f.bind, ":0"), grpc::InsecureServerCredentials(), &port);
@@ -118,18 +109,16 @@ int RunWorker(const std::vector<std::string>& args) {
   }
   const std::string address = absl::StrCat(f.bind == "0.0.0.0" ? "localhost" : f.bind, ":", port);
 
-  ControllerLinkOptions link_options;
-  link_options.controller_address = f.controller;
-  link_options.run_token = token;
-  link_options.worker_id = identity.worker_id;
-  link_options.heartbeat_interval = absl::Seconds(f.heartbeat_interval_s);
-  link_options.heartbeat_timeout = absl::Seconds(f.heartbeat_timeout_s);
-  link_options.parent_pid = f.parent_pid;
-  ControllerLink link(link_options);
+  ControllerLink link(LinkOptions(f, token));
   absl::StatusOr<wire::RegisterReply> registered =
       link.Register(address, absl::Now() + absl::Seconds(f.register_timeout_s));
   if (!registered.ok()) return Fail(kExitRegisterFailed, std::string(registered.status().message()));
-  ROLLOUT_LOG(INFO) << "serving on " << address << " (device " << device->str() << ", pid "
+  // The controller's recipe must read here too: a worker built from another schema
+  // version stops now rather than misreading its configuration later.
+  absl::StatusOr<config::LoadedRecipe> recipe =
+      config::ParseRecipeYaml(registered->recipe_yaml(), "the recipe from the controller");
+  if (!recipe.ok()) return Fail(kExitRegisterFailed, std::string(recipe.status().message()));
+  ROLLOUT_LOG(INFO) << "serving on " << address << " (device " << device.str() << ", pid "
                     << getpid() << ")";
 
   link.StartHeartbeats([](const std::string& why) {
@@ -139,6 +128,36 @@ int RunWorker(const std::vector<std::string>& args) {
   shutdown_requested.WaitForNotification();
   server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
   return 0;
+}
+
+}  // namespace
+
+int RunWorker(const std::vector<std::string>& args) {
+  WorkerFlags f;
+  FlagSet flags = MakeFlags(&f);
+  absl::StatusOr<FlagSet::Parsed> parsed = flags.Parse(args);
+  if (!parsed.ok()) return Fail(kExitBadSetup, std::string(parsed.status().message()));
+  if (parsed->help) {
+    std::cout << flags.Usage();
+    return 0;
+  }
+  const WorkerIdentity identity = IdentityFrom(f);
+  log::SetProcessTag(absl::StrCat("worker ", f.worker_id, " ", absl::StrJoin(identity.roles, "+"),
+                                  " r", f.rank));
+  log::Level level;
+  if (log::ParseLevel(f.log_level, &level)) log::SetMinLevel(level);
+  const char* token = std::getenv(kRunTokenEnv);
+  if (f.controller.empty() || f.worker_id < 0 || token == nullptr) {
+    return Fail(kExitBadSetup, absl::StrCat("needs --controller, --worker_id and ", kRunTokenEnv,
+                                            " in the environment (started by the launcher)"));
+  }
+  absl::StatusOr<c10::Device> device = OpenDevice(f.device);
+  if (!device.ok()) return Fail(kExitBadSetup, std::string(device.status().message()));
+  MethodRegistry registry;
+  if (absl::Status s = RegisterDiagnosticMethods(identity, *device, &registry); !s.ok()) {
+    return Fail(kExitBadSetup, std::string(s.message()));
+  }
+  return Serve(f, token, *device, &registry);
 }
 
 }  // namespace rollout::workers
