@@ -8,6 +8,9 @@
 
 namespace rollout {
 
+// Separates an error from its suggestion: "unknown key 'x' at f:3 — did you mean 'y'?"
+constexpr char kEmDash[] = "\xE2\x80\x94";
+
 // Optimal-string-alignment distance: insertions, deletions, substitutions and swaps
 // of two adjacent characters each cost 1 ("grop" -> "grpo" is 1). Case-sensitive.
 int EditDistance(absl::string_view a, absl::string_view b);

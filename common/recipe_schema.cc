@@ -20,8 +20,6 @@ using google::protobuf::Reflection;
 
 namespace {
 
-constexpr char kEmDash[] = "\xE2\x80\x94";
-
 // Every schema key, with map entries written as `<name>` ("resource_pools.<name>.nodes").
 void CollectKeys(const Descriptor* type, const std::string& prefix,
                  std::vector<std::string>* keys) {

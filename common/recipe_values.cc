@@ -25,8 +25,6 @@ using google::protobuf::Reflection;
 
 namespace {
 
-constexpr char kEmDash[] = "\xE2\x80\x94";
-
 std::string Quoted(const std::string& text) { return absl::StrCat("'", text, "'"); }
 
 absl::Status WrongType(const std::string& key, const std::string& where, absl::string_view expected,
