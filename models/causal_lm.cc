@@ -1,0 +1,285 @@
+#include "models/causal_lm.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <cmath>
+#include <map>
+#include <optional>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/file_util.h"
+#include "common/status_macros.h"
+#include "common/torch_compat.h"
+#include "models/attention_mask.h"
+#include "models/safetensors.h"
+
+namespace rollout::models {
+namespace {
+
+constexpr double kInitStd = 0.02;
+
+std::vector<int64_t> ShapeOf(const at::Tensor& t) { return t.sizes().vec(); }
+
+// The shape every parameter must have, in HF names.
+std::vector<std::pair<std::string, std::vector<int64_t>>> ExpectedShapes(
+    const TransformerConfig& c) {
+  const int64_t q_out = c.num_attention_heads * c.head_dim;
+  const int64_t kv_out = c.num_key_value_heads * c.head_dim;
+  std::vector<std::pair<std::string, std::vector<int64_t>>> shapes = {
+      {"model.embed_tokens.weight", {c.vocab_size, c.hidden_size}}};
+  for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
+    const std::string p = absl::StrCat("model.layers.", i, ".");
+    shapes.push_back({p + "input_layernorm.weight", {c.hidden_size}});
+    shapes.push_back({p + "post_attention_layernorm.weight", {c.hidden_size}});
+    shapes.push_back({p + "self_attn.q_proj.weight", {q_out, c.hidden_size}});
+    shapes.push_back({p + "self_attn.k_proj.weight", {kv_out, c.hidden_size}});
+    shapes.push_back({p + "self_attn.v_proj.weight", {kv_out, c.hidden_size}});
+    shapes.push_back({p + "self_attn.o_proj.weight", {c.hidden_size, q_out}});
+    if (c.attention_bias) {
+      shapes.push_back({p + "self_attn.q_proj.bias", {q_out}});
+      shapes.push_back({p + "self_attn.k_proj.bias", {kv_out}});
+      shapes.push_back({p + "self_attn.v_proj.bias", {kv_out}});
+    }
+    shapes.push_back({p + "mlp.gate_proj.weight", {c.intermediate_size, c.hidden_size}});
+    shapes.push_back({p + "mlp.up_proj.weight", {c.intermediate_size, c.hidden_size}});
+    shapes.push_back({p + "mlp.down_proj.weight", {c.hidden_size, c.intermediate_size}});
+    if (c.mlp_bias) {
+      shapes.push_back({p + "mlp.gate_proj.bias", {c.intermediate_size}});
+      shapes.push_back({p + "mlp.up_proj.bias", {c.intermediate_size}});
+      shapes.push_back({p + "mlp.down_proj.bias", {c.hidden_size}});
+    }
+  }
+  shapes.push_back({"model.norm.weight", {c.hidden_size}});
+  if (!c.tie_word_embeddings) shapes.push_back({"lm_head.weight", {c.vocab_size, c.hidden_size}});
+  return shapes;
+}
+
+}  // namespace
+
+CausalLM::CausalLM(TransformerConfig config, const LoadOptions& options)
+    : config_(std::move(config)),
+      rope_(config_.head_dim, config_.rope_theta, config_.rope_scaling) {
+  // Every parameter exists (empty) so NamedParameters() can address it for loading.
+  const at::TensorOptions t = at::TensorOptions().dtype(options.dtype).device(options.device);
+  embed_tokens_ = at::empty({0}, t);
+  norm_ = at::empty({0}, t);
+  if (!config_.tie_word_embeddings) lm_head_ = at::empty({0}, t);
+  layers_.resize(config_.num_hidden_layers);
+  for (DecoderLayer& layer : layers_) {
+    layer.input_layernorm = at::empty({0}, t);
+    layer.post_attention_layernorm = at::empty({0}, t);
+    for (Linear* linear : {&layer.q_proj, &layer.k_proj, &layer.v_proj, &layer.o_proj,
+                           &layer.gate_proj, &layer.up_proj, &layer.down_proj}) {
+      linear->weight() = at::empty({0}, t);
+    }
+    if (config_.attention_bias) {
+      for (Linear* linear : {&layer.q_proj, &layer.k_proj, &layer.v_proj}) {
+        linear->bias() = at::empty({0}, t);
+      }
+    }
+    if (config_.mlp_bias) {
+      for (Linear* linear : {&layer.gate_proj, &layer.up_proj, &layer.down_proj}) {
+        linear->bias() = at::empty({0}, t);
+      }
+    }
+  }
+}
+
+absl::StatusOr<std::unique_ptr<CausalLM>> CausalLM::Load(const std::string& dir,
+                                                         const LoadOptions& options) {
+  ASSIGN_OR_RETURN(TransformerConfig config, LoadHfConfig(dir));
+  ASSIGN_OR_RETURN(std::unique_ptr<SafetensorsReader> reader, SafetensorsReader::OpenDirectory(dir));
+  std::unique_ptr<CausalLM> model(new CausalLM(config, options));
+  std::map<std::string, std::vector<int64_t>> expected;
+  for (auto& [name, shape] : ExpectedShapes(config)) expected[name] = shape;
+  for (auto& [name, param] : model->NamedParameters()) {
+    if (!reader->Has(name)) {
+      return absl::NotFoundError(absl::StrCat("model ", dir, " has no tensor ", name));
+    }
+    ASSIGN_OR_RETURN(at::Tensor loaded, reader->Load(name));
+    if (ShapeOf(loaded) != expected.at(name)) {
+      return absl::DataLossError(absl::StrCat(
+          "model ", dir, ": tensor ", name, " has shape [", absl::StrJoin(ShapeOf(loaded), ", "),
+          "], config.json implies [", absl::StrJoin(expected.at(name), ", "), "]"));
+    }
+    *param = loaded.to(options.device, options.dtype);
+  }
+  return model;
+}
+
+std::unique_ptr<CausalLM> CausalLM::RandomInit(const TransformerConfig& config, uint64_t seed,
+                                               const LoadOptions& options) {
+  std::unique_ptr<CausalLM> model(new CausalLM(config, options));
+  std::map<std::string, at::Tensor*> params;
+  for (auto& [name, param] : model->NamedParameters()) params[name] = param;
+  at::Generator generator = at::detail::createCPUGenerator(seed);
+  at::NoGradGuard no_grad;
+  for (auto& [name, shape] : ExpectedShapes(config)) {
+    at::Tensor value;
+    if (absl::EndsWith(name, "norm.weight")) {
+      value = at::ones(shape, at::kFloat);
+    } else if (absl::EndsWith(name, ".bias")) {
+      value = at::zeros(shape, at::kFloat);
+    } else {
+      value = at::empty(shape, at::kFloat).normal_(0.0, kInitStd, generator);
+    }
+    // HF zeroes the padding token's embedding row.
+    if (name == "model.embed_tokens.weight" && config.pad_token_id >= 0 &&
+        config.pad_token_id < config.vocab_size) {
+      value[config.pad_token_id].zero_();
+    }
+    *params.at(name) = value.to(options.device, options.dtype);
+  }
+  return model;
+}
+
+absl::Status CausalLM::Save(const std::string& dir) const {
+  RETURN_IF_ERROR(MakeDirectories(dir));
+  std::map<std::string, at::Tensor> tensors;
+  for (const auto& [name, param] : NamedParameters()) tensors[name] = *param;
+  // The base weights, also for adapters that are merged right now.
+  for (const auto& [name, linear] : NamedLinears()) tensors[name + ".weight"] = linear->base_weight();
+  RETURN_IF_ERROR(WriteSafetensors(JoinPath(dir, "model.safetensors"),
+                                   {tensors.begin(), tensors.end()}, {{"format", "pt"}}));
+  RETURN_IF_ERROR(WriteFileAtomically(JoinPath(dir, "config.json"), HfConfigJson(config_)));
+  return WriteFileAtomically(JoinPath(dir, "generation_config.json"),
+                             HfGenerationConfigJson(config_));
+}
+
+const at::Tensor& CausalLM::lm_head_weight() const {
+  return config_.tie_word_embeddings ? embed_tokens_ : lm_head_;
+}
+
+at::Tensor CausalLM::Logits(const at::Tensor& hidden) const {
+  return at::linear(hidden, lm_head_weight());
+}
+
+at::Tensor CausalLM::Embed(const at::Tensor& input_ids) const {
+  return at::embedding(embed_tokens_, input_ids);
+}
+
+at::Tensor CausalLM::RmsNorm(const at::Tensor& x, const at::Tensor& weight) const {
+  const at::Tensor x32 = x.to(at::kFloat);
+  const at::Tensor normed = x32 * at::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + config_.rms_norm_eps);
+  return weight * normed.to(x.scalar_type());
+}
+
+at::Tensor CausalLM::Project(const Linear& linear, const at::Tensor& x) const {
+  return linear.Forward(x, adapters_enabled_, training_);
+}
+
+at::Tensor CausalLM::Mlp(const DecoderLayer& layer, const at::Tensor& x) const {
+  return Project(layer.down_proj,
+                 at::silu(Project(layer.gate_proj, x)) * Project(layer.up_proj, x));
+}
+
+at::Tensor CausalLM::Attention(const DecoderLayer& layer, int64_t index, const at::Tensor& x,
+                               const at::Tensor& cos, const at::Tensor& sin,
+                               const at::Tensor& mask, KvCache* cache) const {
+  // x: [B, T, H] (Forward) or [N, H] (ForwardStep); heads are split off the last dim.
+  std::vector<int64_t> head_shape = x.sizes().vec();
+  head_shape.back() = -1;
+  head_shape.push_back(config_.head_dim);
+  const at::Tensor q = Rope::Apply(Project(layer.q_proj, x).view(head_shape), cos, sin);
+  const at::Tensor k = Rope::Apply(Project(layer.k_proj, x).view(head_shape), cos, sin);
+  const at::Tensor v = Project(layer.v_proj, x).view(head_shape);
+  const double scale = 1.0 / std::sqrt(static_cast<double>(config_.head_dim));
+  at::Tensor out;
+  if (cache != nullptr) {
+    out = cache->AppendAndAttend(index, q, k, v, scale);  // [N, Hq, D]
+  } else {
+    // [B, T, heads, D] -> [B, heads, T, D]
+    std::optional<at::Tensor> additive;
+    if (mask.defined()) additive = mask;
+    out = compat::ScaledDotProductAttention(q.transpose(1, 2), k.transpose(1, 2),
+                                            v.transpose(1, 2), additive,
+                                            /*causal=*/!mask.defined(), scale)
+              .transpose(1, 2);
+  }
+  std::vector<int64_t> merged_shape = x.sizes().vec();
+  merged_shape.back() = config_.num_attention_heads * config_.head_dim;
+  return Project(layer.o_proj, out.reshape(merged_shape));
+}
+
+at::Tensor CausalLM::Forward(const at::Tensor& input_ids, const at::Tensor& position_ids,
+                             const at::Tensor& attention_mask) const {
+  at::Tensor hidden = Embed(input_ids);
+  const auto [cos, sin] = rope_.CosSin(position_ids);
+  const at::Tensor mask = attention_mask.defined()
+                              ? CausalPaddingMask(attention_mask, hidden.scalar_type())
+                              : at::Tensor();
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const DecoderLayer& layer = layers_[i];
+    hidden = hidden + Attention(layer, i, RmsNorm(hidden, layer.input_layernorm), cos, sin, mask,
+                                nullptr);
+    hidden = hidden + Mlp(layer, RmsNorm(hidden, layer.post_attention_layernorm));
+  }
+  return RmsNorm(hidden, norm_);
+}
+
+at::Tensor CausalLM::ForwardStep(const at::Tensor& input_ids, const at::Tensor& positions,
+                                 KvCache& cache) const {
+  at::Tensor hidden = Embed(input_ids);
+  const auto [cos, sin] = rope_.CosSin(positions);
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const DecoderLayer& layer = layers_[i];
+    hidden = hidden + Attention(layer, i, RmsNorm(hidden, layer.input_layernorm), cos, sin,
+                                at::Tensor(), &cache);
+    hidden = hidden + Mlp(layer, RmsNorm(hidden, layer.post_attention_layernorm));
+  }
+  return RmsNorm(hidden, norm_);
+}
+
+std::vector<std::pair<std::string, const Linear*>> CausalLM::NamedLinears() const {
+  std::vector<std::pair<std::string, const Linear*>> out;
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const DecoderLayer& l = layers_[i];
+    const std::string p = absl::StrCat("model.layers.", i, ".");
+    out.insert(out.end(), {{p + "self_attn.q_proj", &l.q_proj},
+                           {p + "self_attn.k_proj", &l.k_proj},
+                           {p + "self_attn.v_proj", &l.v_proj},
+                           {p + "self_attn.o_proj", &l.o_proj},
+                           {p + "mlp.gate_proj", &l.gate_proj},
+                           {p + "mlp.up_proj", &l.up_proj},
+                           {p + "mlp.down_proj", &l.down_proj}});
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, Linear*>> CausalLM::NamedLinears() {
+  std::vector<std::pair<std::string, Linear*>> out;
+  for (const auto& [name, linear] : std::as_const(*this).NamedLinears()) {
+    out.emplace_back(name, const_cast<Linear*>(linear));
+  }
+  return out;
+}
+
+std::vector<std::pair<std::string, const at::Tensor*>> CausalLM::NamedParameters() const {
+  std::vector<std::pair<std::string, const at::Tensor*>> out = {
+      {"model.embed_tokens.weight", &embed_tokens_}};
+  for (size_t i = 0; i < layers_.size(); ++i) {
+    const std::string p = absl::StrCat("model.layers.", i, ".");
+    out.emplace_back(p + "input_layernorm.weight", &layers_[i].input_layernorm);
+    out.emplace_back(p + "post_attention_layernorm.weight", &layers_[i].post_attention_layernorm);
+  }
+  for (const auto& [name, linear] : NamedLinears()) {
+    out.emplace_back(name + ".weight", &linear->weight());
+    if (linear->bias().defined()) out.emplace_back(name + ".bias", &linear->bias());
+  }
+  out.emplace_back("model.norm.weight", &norm_);
+  if (!config_.tie_word_embeddings) out.emplace_back("lm_head.weight", &lm_head_);
+  return out;
+}
+
+std::vector<std::pair<std::string, at::Tensor*>> CausalLM::NamedParameters() {
+  std::vector<std::pair<std::string, at::Tensor*>> out;
+  for (const auto& [name, param] : std::as_const(*this).NamedParameters()) {
+    out.emplace_back(name, const_cast<at::Tensor*>(param));
+  }
+  return out;
+}
+
+}  // namespace rollout::models

@@ -1,0 +1,130 @@
+// Decoder-only causal language model with the Qwen2 / Llama architecture, computing
+// what HF transformers' Qwen2ForCausalLM / LlamaForCausalLM compute:
+//   embed -> N x [RMSNorm -> GQA attention with RoPE (+ q/k/v bias for Qwen2) -> residual
+//                 RMSNorm -> SwiGLU MLP -> residual] -> RMSNorm -> LM head (tied or not)
+//
+// Parameters are plain at::Tensors (float32 or bfloat16) on one device, named as in HF
+// checkpoints ("model.layers.0.self_attn.q_proj.weight"). Two forwards:
+//   Forward()      training/scoring over padded batches [B, T] with an attention mask
+//                  and position ids (verl's layout: left-padded prompts, right-padded
+//                  responses), autograd-friendly;
+//   ForwardStep()  incremental, over a KvCache the caller owns (the rollout engine's).
+// Both return final hidden states; Logits() applies the LM head, and
+// models/token_scores.h turns hidden states into log-probs without materialising the
+// whole batch's float32 logits.
+//
+// LoRA (models/linear.h) can be added to any subset of the linear layers; with
+// adapters disabled (ScopedAdaptersDisabled) the model is the base model — verl's
+// reference policy without a second copy of the weights.
+//
+// Thread-compatible: concurrent forwards are fine; mutation (LoRA, merge) is not.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "models/hf_config.h"
+#include "models/kv_cache.h"
+#include "models/linear.h"
+#include "models/rope.h"
+
+namespace rollout::models {
+
+struct DecoderLayer {
+  at::Tensor input_layernorm;           // [H]
+  at::Tensor post_attention_layernorm;  // [H]
+  Linear q_proj, k_proj, v_proj, o_proj;
+  Linear gate_proj, up_proj, down_proj;
+};
+
+struct LoadOptions {
+  c10::ScalarType dtype = at::kFloat;
+  c10::Device device = c10::Device(c10::kCPU);
+};
+
+class CausalLM {
+ public:
+  // Reads config.json (+ generation_config.json) and the safetensors weights of an HF
+  // model directory, converted to options.dtype on options.device. NotFound / DataLoss
+  // naming the file or tensor when something is missing or has the wrong shape.
+  static absl::StatusOr<std::unique_ptr<CausalLM>> Load(const std::string& dir,
+                                                        const LoadOptions& options);
+  // HF's initialisation: normal(0, 0.02) for linear and embedding weights, zero biases,
+  // unit norms; deterministic for a seed.
+  static std::unique_ptr<CausalLM> RandomInit(const TransformerConfig& config, uint64_t seed,
+                                              const LoadOptions& options);
+
+  // Writes config.json, generation_config.json and model.safetensors with the base
+  // weights (also while LoRA is merged; adapters are saved with models/lora.h).
+  // Tokenizer files are the caller's to copy.
+  absl::Status Save(const std::string& dir) const;
+
+  const TransformerConfig& config() const { return config_; }
+  c10::ScalarType dtype() const { return embed_tokens_.scalar_type(); }
+  c10::Device device() const { return embed_tokens_.device(); }
+
+  // input_ids, position_ids [B, T] int64; attention_mask [B, T] (1 token, 0 padding) or
+  // undefined for no padding. Returns [B, T, H] hidden states after the final norm.
+  at::Tensor Forward(const at::Tensor& input_ids, const at::Tensor& position_ids,
+                     const at::Tensor& attention_mask) const;
+  // input_ids, positions [N] int64 (the step's tokens, in the order `cache` expects).
+  // Returns [N, H] hidden states after the final norm.
+  at::Tensor ForwardStep(const at::Tensor& input_ids, const at::Tensor& positions,
+                         KvCache& cache) const;
+  // hidden [..., H] -> logits [..., V] in the model dtype.
+  at::Tensor Logits(const at::Tensor& hidden) const;
+  const at::Tensor& lm_head_weight() const;
+
+  // Every base parameter with its HF name; for a tied model no lm_head.weight.
+  std::vector<std::pair<std::string, at::Tensor*>> NamedParameters();
+  std::vector<std::pair<std::string, const at::Tensor*>> NamedParameters() const;
+
+  // Linear layers with their HF module names ("model.layers.0.self_attn.q_proj").
+  std::vector<std::pair<std::string, Linear*>> NamedLinears();
+  std::vector<std::pair<std::string, const Linear*>> NamedLinears() const;
+
+  // Dropout in adapters applies only in training mode.
+  void set_training(bool training) { training_ = training; }
+  void set_adapters_enabled(bool enabled) { adapters_enabled_ = enabled; }
+  bool adapters_enabled() const { return adapters_enabled_; }
+
+ private:
+  CausalLM(TransformerConfig config, const LoadOptions& options);
+  at::Tensor Embed(const at::Tensor& input_ids) const;
+  at::Tensor Attention(const DecoderLayer& layer, int64_t index, const at::Tensor& x,
+                       const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& mask,
+                       KvCache* cache) const;
+  at::Tensor Mlp(const DecoderLayer& layer, const at::Tensor& x) const;
+  at::Tensor RmsNorm(const at::Tensor& x, const at::Tensor& weight) const;
+  at::Tensor Project(const Linear& linear, const at::Tensor& x) const;
+
+  TransformerConfig config_;
+  Rope rope_;
+  at::Tensor embed_tokens_;  // [V, H]
+  std::vector<DecoderLayer> layers_;
+  at::Tensor norm_;          // [H]
+  at::Tensor lm_head_;       // [V, H]; undefined when tied to embed_tokens_
+  bool training_ = false;
+  bool adapters_enabled_ = true;
+};
+
+// Disables LoRA adapters for its lifetime (reference-policy forwards).
+class ScopedAdaptersDisabled {
+ public:
+  explicit ScopedAdaptersDisabled(CausalLM& model)
+      : model_(model), previous_(model.adapters_enabled()) {
+    model_.set_adapters_enabled(false);
+  }
+  ~ScopedAdaptersDisabled() { model_.set_adapters_enabled(previous_); }
+
+ private:
+  CausalLM& model_;
+  bool previous_;
+};
+
+}  // namespace rollout::models

@@ -1,0 +1,144 @@
+#include "models/lora.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <nlohmann/json.hpp>
+
+#include <map>
+#include <set>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/file_util.h"
+#include "common/status_macros.h"
+#include "models/safetensors.h"
+
+namespace rollout::models {
+namespace {
+
+constexpr char kPeftPrefix[] = "base_model.model.";
+
+// "model.layers.0.self_attn.q_proj" -> "q_proj"
+std::string ShortName(const std::string& module) {
+  return module.substr(module.find_last_of('.') + 1);
+}
+
+bool Targeted(const LoraConfig& config, const std::string& module) {
+  for (const std::string& target : config.target_modules) {
+    if (target == "all-linear" || target == ShortName(module)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+absl::Status AddLoraAdapters(CausalLM& model, const LoraConfig& config, uint64_t seed) {
+  if (config.options.rank < 1) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("LoRA rank must be at least 1, got ", config.options.rank));
+  }
+  std::set<std::string> names;
+  for (const auto& [module, linear] : model.NamedLinears()) {
+    if (linear->has_adapter()) {
+      return absl::FailedPreconditionError("the model already has LoRA adapters");
+    }
+    names.insert(ShortName(module));
+  }
+  for (const std::string& target : config.target_modules) {
+    if (target != "all-linear" && names.count(target) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "LoRA target module '", target, "' matches no layer; layers are: ",
+          absl::StrJoin(names, ", "), " (or all-linear)"));
+    }
+  }
+  at::Generator generator = at::detail::createCPUGenerator(seed);
+  for (auto& [module, linear] : model.NamedLinears()) {
+    if (Targeted(config, module)) linear->AddAdapter(config.options, generator);
+  }
+  return absl::OkStatus();
+}
+
+std::vector<std::pair<std::string, at::Tensor*>> NamedLoraParameters(CausalLM& model) {
+  std::vector<std::pair<std::string, at::Tensor*>> out;
+  for (auto& [module, linear] : model.NamedLinears()) {
+    if (!linear->has_adapter()) continue;
+    out.emplace_back(absl::StrCat(kPeftPrefix, module, ".lora_A.weight"), &linear->lora_a());
+    out.emplace_back(absl::StrCat(kPeftPrefix, module, ".lora_B.weight"), &linear->lora_b());
+  }
+  return out;
+}
+
+void MergeLora(CausalLM& model) {
+  for (auto& [module, linear] : model.NamedLinears()) linear->Merge();
+}
+
+void UnmergeLora(CausalLM& model) {
+  for (auto& [module, linear] : model.NamedLinears()) linear->Unmerge();
+}
+
+absl::Status SaveLoraAdapter(CausalLM& model, const LoraConfig& config, const std::string& dir,
+                             const std::string& base_model_path) {
+  std::vector<std::pair<std::string, at::Tensor>> tensors;
+  for (const auto& [name, tensor] : NamedLoraParameters(model)) tensors.emplace_back(name, *tensor);
+  if (tensors.empty()) return absl::FailedPreconditionError("the model has no LoRA adapters");
+  nlohmann::json json = {
+      {"peft_type", "LORA"},
+      {"task_type", "CAUSAL_LM"},
+      {"base_model_name_or_path", base_model_path},
+      {"r", config.options.rank},
+      {"lora_alpha", config.options.alpha},
+      {"lora_dropout", config.options.dropout},
+      {"target_modules", config.target_modules.size() == 1 && config.target_modules[0] == "all-linear"
+                             ? nlohmann::json("all-linear")
+                             : nlohmann::json(config.target_modules)},
+      {"bias", "none"},
+      {"fan_in_fan_out", false},
+      {"inference_mode", true},
+      {"init_lora_weights", true},
+      {"modules_to_save", nullptr},
+      {"use_rslora", false},
+      {"use_dora", false},
+  };
+  RETURN_IF_ERROR(MakeDirectories(dir));
+  RETURN_IF_ERROR(WriteSafetensors(JoinPath(dir, "adapter_model.safetensors"), tensors,
+                                   {{"format", "pt"}}));
+  return WriteFileAtomically(JoinPath(dir, "adapter_config.json"), json.dump(2) + "\n");
+}
+
+absl::StatusOr<LoraConfig> LoadLoraAdapter(CausalLM& model, const std::string& dir) {
+  const std::string config_path = JoinPath(dir, "adapter_config.json");
+  ASSIGN_OR_RETURN(std::string text, ReadFile(config_path));
+  LoraConfig config;
+  try {
+    const nlohmann::json json = nlohmann::json::parse(text);
+    config.options.rank = json.at("r").get<int64_t>();
+    config.options.alpha = json.at("lora_alpha").get<double>();
+    config.options.dropout = json.value("lora_dropout", 0.0);
+    const nlohmann::json& targets = json.at("target_modules");
+    config.target_modules = targets.is_string()
+                                ? std::vector<std::string>{targets.get<std::string>()}
+                                : targets.get<std::vector<std::string>>();
+  } catch (const nlohmann::json::exception& error) {
+    return absl::InvalidArgumentError(absl::StrCat(config_path, ": ", error.what()));
+  }
+  RETURN_IF_ERROR(WithContext(AddLoraAdapters(model, config, /*seed=*/0), config_path));
+  const std::string weights_path = JoinPath(dir, "adapter_model.safetensors");
+  ASSIGN_OR_RETURN(std::unique_ptr<SafetensorsReader> reader,
+                   SafetensorsReader::OpenFile(weights_path));
+  for (auto& [name, tensor] : NamedLoraParameters(model)) {
+    if (!reader->Has(name)) {
+      return absl::NotFoundError(absl::StrCat(weights_path, " has no tensor ", name));
+    }
+    ASSIGN_OR_RETURN(at::Tensor loaded, reader->Load(name));
+    if (loaded.sizes() != tensor->sizes()) {
+      return absl::DataLossError(absl::StrCat(weights_path, ": tensor ", name,
+                                              " does not match the model's layer shape"));
+    }
+    at::NoGradGuard no_grad;
+    tensor->copy_(loaded);
+  }
+  return config;
+}
+
+}  // namespace rollout::models

@@ -1,0 +1,31 @@
+// Rotary position embedding as HF transformers computes it for Qwen2 and Llama (the
+// "rotate half" layout), with Llama 3's frequency scaling.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <utility>
+
+#include "models/hf_config.h"
+
+namespace rollout::models {
+
+class Rope {
+ public:
+  Rope(int64_t head_dim, double theta, const RopeScaling& scaling);
+
+  // cos and sin for `positions` (int64, any shape S): each S + [head_dim], float32,
+  // on the positions' device.
+  std::pair<at::Tensor, at::Tensor> CosSin(const at::Tensor& positions) const;
+
+  // x [..., S..., heads, head_dim] rotated by cos/sin of shape S + [head_dim]
+  // (broadcast over heads); computed in x's dtype after casting cos/sin to it, as HF does.
+  static at::Tensor Apply(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
+
+  const at::Tensor& inv_freq() const { return inv_freq_; }
+
+ private:
+  at::Tensor inv_freq_;  // [head_dim / 2] float32, CPU
+};
+
+}  // namespace rollout::models

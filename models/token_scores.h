@@ -1,0 +1,28 @@
+// Per-token log-probabilities (and entropies) of a causal LM's outputs, computed from
+// final hidden states chunk by chunk so the float32 logits of the whole batch never
+// exist at once (verl's logprobs_from_logits / entropy_from_logits, fused with the LM
+// head). With autograd on, each chunk's graph keeps its logits until backward.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+#include "models/causal_lm.h"
+
+namespace rollout::models {
+
+struct TokenScores {
+  at::Tensor log_probs;  // [B, T] float32: log p(targets[b, t] | hidden[b, t])
+  at::Tensor entropy;    // [B, T] float32, or undefined when not asked for
+};
+
+// hidden [B, T, H] (from CausalLM::Forward), targets [B, T] int64. Logits are computed in
+// the model dtype and the softmax in float32, `chunk_tokens` positions at a time.
+// `temperature` divides the logits first (verl scores rollouts at the sampling
+// temperature).
+TokenScores ScoreTokens(const CausalLM& model, const at::Tensor& hidden, const at::Tensor& targets,
+                        bool with_entropy, double temperature = 1.0,
+                        int64_t chunk_tokens = 4096);
+
+}  // namespace rollout::models

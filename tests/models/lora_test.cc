@@ -1,0 +1,133 @@
+#include "models/lora.h"
+
+#include <ATen/ATen.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "tests/support/temp_dir.h"
+
+namespace rollout::models {
+namespace {
+
+using ::rollout::testing::TempDir;
+using ::testing::HasSubstr;
+
+constexpr char kFixture[] = "tests/data/tiny-qwen2";
+
+std::unique_ptr<CausalLM> Fixture() { return CausalLM::Load(kFixture, LoadOptions()).value(); }
+
+at::Tensor Logits(const CausalLM& model) {
+  at::NoGradGuard no_grad;
+  const at::Tensor ids = at::tensor({3, 17, 250, 9, 41, 100}, at::kLong).view({1, 6});
+  return model.Logits(model.Forward(ids, at::arange(6, at::kLong).view({1, 6}), at::Tensor()));
+}
+
+LoraConfig Config(std::vector<std::string> targets = {"all-linear"}) {
+  LoraConfig config;
+  config.options.rank = 4;
+  config.options.alpha = 8;
+  config.target_modules = std::move(targets);
+  return config;
+}
+
+// Gives every B a value so the adapters change the output.
+void PerturbAdapters(CausalLM& model) {
+  at::NoGradGuard no_grad;
+  for (auto& [name, tensor] : NamedLoraParameters(model)) {
+    if (name.find("lora_B") != std::string::npos) tensor->normal_(0, 0.05);
+  }
+}
+
+TEST(Lora, FreshAdaptersChangeNothing) {
+  std::unique_ptr<CausalLM> model = Fixture();
+  const at::Tensor before = Logits(*model);
+  ASSERT_TRUE(AddLoraAdapters(*model, Config(), 1).ok());
+  EXPECT_TRUE(at::equal(Logits(*model), before));
+  EXPECT_EQ(NamedLoraParameters(*model).size(), 2u * 7 * 2);  // A and B, 7 linears, 2 layers
+}
+
+TEST(Lora, TargetsOnlyNamedModules) {
+  std::unique_ptr<CausalLM> model = Fixture();
+  ASSERT_TRUE(AddLoraAdapters(*model, Config({"q_proj", "v_proj"}), 1).ok());
+  const auto params = NamedLoraParameters(*model);
+  EXPECT_EQ(params.size(), 2u * 2 * 2);
+  EXPECT_EQ(params[0].first, "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight");
+  EXPECT_EQ(params[0].second->sizes(), at::IntArrayRef({4, 64}));
+}
+
+TEST(Lora, UnknownTargetAndBadRankAreErrors) {
+  std::unique_ptr<CausalLM> model = Fixture();
+  absl::Status status = AddLoraAdapters(*model, Config({"qkv"}), 1);
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()), HasSubstr("'qkv' matches no layer"));
+  LoraConfig zero = Config();
+  zero.options.rank = 0;
+  EXPECT_FALSE(AddLoraAdapters(*model, zero, 1).ok());
+}
+
+TEST(Lora, DisabledAdaptersGiveTheBaseModel) {
+  std::unique_ptr<CausalLM> model = Fixture();
+  const at::Tensor base = Logits(*model);
+  ASSERT_TRUE(AddLoraAdapters(*model, Config(), 1).ok());
+  PerturbAdapters(*model);
+  EXPECT_FALSE(at::allclose(Logits(*model), base));
+  {
+    ScopedAdaptersDisabled disabled(*model);
+    EXPECT_TRUE(at::equal(Logits(*model), base));
+  }
+  EXPECT_FALSE(at::allclose(Logits(*model), base));
+}
+
+TEST(Lora, MergeMatchesAdaptersAndUnmergeRestoresBaseBitForBit) {
+  std::unique_ptr<CausalLM> model = Fixture();
+  std::vector<at::Tensor> base_weights;
+  for (auto& [name, param] : model->NamedParameters()) base_weights.push_back(param->clone());
+  const at::Tensor base = Logits(*model);
+  ASSERT_TRUE(AddLoraAdapters(*model, Config(), 1).ok());
+  PerturbAdapters(*model);
+  const at::Tensor adapted = Logits(*model);
+  MergeLora(*model);
+  EXPECT_TRUE(at::allclose(Logits(*model), adapted, 1e-4, 1e-5));
+  {
+    ScopedAdaptersDisabled disabled(*model);
+    EXPECT_TRUE(at::equal(Logits(*model), base));
+  }
+  UnmergeLora(*model);
+  size_t i = 0;
+  for (auto& [name, param] : model->NamedParameters()) {
+    EXPECT_TRUE(at::equal(*param, base_weights[i++])) << name;
+  }
+}
+
+TEST(Lora, PeftFilesRoundTrip) {
+  std::unique_ptr<CausalLM> model = Fixture();
+  ASSERT_TRUE(AddLoraAdapters(*model, Config({"q_proj", "down_proj"}), 1).ok());
+  PerturbAdapters(*model);
+  TempDir dir("lora");
+  ASSERT_TRUE(SaveLoraAdapter(*model, Config({"q_proj", "down_proj"}), dir.path(), kFixture).ok());
+  std::unique_ptr<CausalLM> other = Fixture();
+  absl::StatusOr<LoraConfig> loaded = LoadLoraAdapter(*other, dir.path());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->options.rank, 4);
+  EXPECT_EQ(loaded->target_modules, std::vector<std::string>({"q_proj", "down_proj"}));
+  EXPECT_TRUE(at::equal(Logits(*other), Logits(*model)));
+}
+
+TEST(Lora, OnlyAdaptersReceiveGradients) {
+  std::unique_ptr<CausalLM> model = Fixture();
+  ASSERT_TRUE(AddLoraAdapters(*model, Config(), 1).ok());
+  PerturbAdapters(*model);
+  const at::Tensor ids = at::tensor({3, 17, 250, 9}, at::kLong).view({1, 4});
+  model->Logits(model->Forward(ids, at::arange(4, at::kLong).view({1, 4}), at::Tensor()))
+      .sum()
+      .backward();
+  for (auto& [name, tensor] : NamedLoraParameters(*model)) {
+    EXPECT_TRUE(tensor->grad().defined()) << name;
+  }
+  for (auto& [name, param] : model->NamedParameters()) {
+    EXPECT_FALSE(param->grad().defined()) << name;
+  }
+}
+
+}  // namespace
+}  // namespace rollout::models
