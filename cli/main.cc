@@ -6,6 +6,8 @@
 
 #include "common/malloc_policy.h"
 #include "controller/cli.h"
+#include "models/cli_model.h"
+#include "models/cli_tokenize.h"
 #include "workers/worker_main.h"
 
 namespace {
@@ -21,6 +23,12 @@ const Subcommand kSubcommands[] = {
      rollout::controller::RunTrainCommand},
     {"plan", "print the resolved recipe and the worker processes it needs",
      rollout::controller::RunPlanCommand},
+    {"init-model", "write a randomly initialised model of a preset shape for a tokenizer",
+     rollout::models::RunInitModelCommand},
+    {"score", "per-token log-probs of sequences under a model (JSON lines)",
+     rollout::models::RunScoreCommand},
+    {"tokenize", "tokenize, detokenize or render chats with a model's tokenizer (JSON lines)",
+     rollout::models::RunTokenizeCommand},
     {"worker", "a worker process (started by the launcher, not by hand)",
      rollout::workers::RunWorker},
 };
@@ -28,7 +36,7 @@ const Subcommand kSubcommands[] = {
 void PrintUsage(std::ostream& out) {
   out << "usage: rollout <command> [args]   (rollout <command> --help for details)\n\n";
   for (const Subcommand& command : kSubcommands) {
-    out << "  " << command.name << std::string(10 - std::strlen(command.name), ' ')
+    out << "  " << command.name << std::string(12 - std::strlen(command.name), ' ')
         << command.summary << "\n";
   }
 }

@@ -1,5 +1,8 @@
 #include "common/torch_compat.h"
 
+#include <c10/core/GradMode.h>
+
+#include <cmath>
 #include <limits>
 
 namespace rollout::compat {
@@ -50,6 +53,42 @@ at::Tensor ScaledDotProductAttention(const at::Tensor& q, const at::Tensor& k,
   }
 #endif
   return MathAttention(q, k, v, additive_mask, causal, scale);
+}
+
+at::Tensor RmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps) {
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+  if (x.is_cuda()) return at::rms_norm(x, {x.size(-1)}, weight, eps);
+#endif
+  const at::Tensor x32 = x.to(at::kFloat);
+  const at::Tensor normed = x32 * at::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + eps);
+  return weight * normed.to(x.scalar_type());
+}
+
+void AdamWStep(const std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
+               const std::vector<at::Tensor>& exp_avgs, const std::vector<at::Tensor>& exp_avg_sqs,
+               const std::vector<at::Tensor>& steps, double lr, double beta1, double beta2,
+               double eps, double weight_decay) {
+  c10::NoGradGuard no_grad;
+  if (params.empty()) return;
+#if TORCH_VERSION_MAJOR >= 2
+  if (params.front().is_cuda()) {
+    at::_foreach_add_(steps, 1);
+    at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr,
+                      beta1, beta2, weight_decay, eps, /*amsgrad=*/false, /*maximize=*/false);
+    return;
+  }
+#endif
+  for (size_t i = 0; i < params.size(); ++i) {
+    steps[i].add_(1);
+    const double step = steps[i].item<double>();
+    const double bias_correction1 = 1.0 - std::pow(beta1, step);
+    const double bias_correction2 = 1.0 - std::pow(beta2, step);
+    params[i].mul_(1.0 - lr * weight_decay);
+    exp_avgs[i].lerp_(grads[i], 1.0 - beta1);
+    exp_avg_sqs[i].mul_(beta2).addcmul_(grads[i], grads[i], 1.0 - beta2);
+    const at::Tensor denom = (exp_avg_sqs[i].sqrt() / std::sqrt(bias_correction2)).add_(eps);
+    params[i].addcdiv_(exp_avgs[i], denom, -lr / bias_correction1);
+  }
 }
 
 }  // namespace rollout::compat

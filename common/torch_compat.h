@@ -10,6 +10,7 @@
 #include <torch/version.h>
 
 #include <optional>
+#include <vector>
 
 namespace rollout::compat {
 
@@ -24,5 +25,20 @@ at::Tensor ScaledDotProductAttention(const at::Tensor& q, const at::Tensor& k,
                                      const at::Tensor& v,
                                      const std::optional<at::Tensor>& additive_mask, bool causal,
                                      double scale);
+
+// HF's RMSNorm: x * rsqrt(mean(x^2) + eps) computed in float32, cast back to x's dtype,
+// times weight. On CUDA with LibTorch >= 2.4: the fused at::rms_norm kernel (it applies
+// the weight before the final cast, a rounding difference far below bf16 noise).
+at::Tensor RmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps);
+
+// One AdamW step (decoupled weight decay, bias correction) over every tensor in
+// `params` with its gradient and state, in place. `steps` are float32 scalar tensors
+// (one per parameter, on its device) counting steps taken; they are incremented here.
+// 2.x on CUDA: PyTorch's fused multi-tensor kernel; otherwise a per-tensor loop with
+// the same arithmetic.
+void AdamWStep(const std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
+               const std::vector<at::Tensor>& exp_avgs, const std::vector<at::Tensor>& exp_avg_sqs,
+               const std::vector<at::Tensor>& steps, double lr, double beta1, double beta2,
+               double eps, double weight_decay);
 
 }  // namespace rollout::compat

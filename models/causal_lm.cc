@@ -1,6 +1,7 @@
 #include "models/causal_lm.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <cmath>
@@ -116,7 +117,7 @@ std::unique_ptr<CausalLM> CausalLM::RandomInit(const TransformerConfig& config, 
   std::map<std::string, at::Tensor*> params;
   for (auto& [name, param] : model->NamedParameters()) params[name] = param;
   at::Generator generator = at::detail::createCPUGenerator(seed);
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   for (auto& [name, shape] : ExpectedShapes(config)) {
     at::Tensor value;
     if (absl::EndsWith(name, "norm.weight")) {
@@ -162,9 +163,7 @@ at::Tensor CausalLM::Embed(const at::Tensor& input_ids) const {
 }
 
 at::Tensor CausalLM::RmsNorm(const at::Tensor& x, const at::Tensor& weight) const {
-  const at::Tensor x32 = x.to(at::kFloat);
-  const at::Tensor normed = x32 * at::rsqrt(x32.pow(2).mean(-1, /*keepdim=*/true) + config_.rms_norm_eps);
-  return weight * normed.to(x.scalar_type());
+  return compat::RmsNorm(x, weight, config_.rms_norm_eps);
 }
 
 at::Tensor CausalLM::Project(const Linear& linear, const at::Tensor& x) const {
@@ -207,7 +206,7 @@ at::Tensor CausalLM::Attention(const DecoderLayer& layer, int64_t index, const a
 at::Tensor CausalLM::Forward(const at::Tensor& input_ids, const at::Tensor& position_ids,
                              const at::Tensor& attention_mask) const {
   at::Tensor hidden = Embed(input_ids);
-  const auto [cos, sin] = rope_.CosSin(position_ids);
+  const auto [cos, sin] = rope_.CosSin(position_ids, hidden.scalar_type());
   const at::Tensor mask = attention_mask.defined()
                               ? CausalPaddingMask(attention_mask, hidden.scalar_type())
                               : at::Tensor();
@@ -223,7 +222,7 @@ at::Tensor CausalLM::Forward(const at::Tensor& input_ids, const at::Tensor& posi
 at::Tensor CausalLM::ForwardStep(const at::Tensor& input_ids, const at::Tensor& positions,
                                  KvCache& cache) const {
   at::Tensor hidden = Embed(input_ids);
-  const auto [cos, sin] = rope_.CosSin(positions);
+  const auto [cos, sin] = rope_.CosSin(positions, hidden.scalar_type());
   for (size_t i = 0; i < layers_.size(); ++i) {
     const DecoderLayer& layer = layers_[i];
     hidden = hidden + Attention(layer, i, RmsNorm(hidden, layer.input_layernorm), cos, sin,

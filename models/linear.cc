@@ -1,6 +1,7 @@
 #include "models/linear.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 
 #include <cmath>
 
@@ -31,7 +32,7 @@ at::Tensor Linear::Delta() const { return at::matmul(lora_b_, lora_a_) * lora_sc
 
 void Linear::Merge() {
   if (!has_adapter() || merged_) return;
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   unmerged_weight_ = weight_;
   weight_ = weight_ + Delta();
   merged_ = true;

@@ -1,6 +1,7 @@
 #include "models/lora.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <nlohmann/json.hpp>
@@ -135,7 +136,7 @@ absl::StatusOr<LoraConfig> LoadLoraAdapter(CausalLM& model, const std::string& d
       return absl::DataLossError(absl::StrCat(weights_path, ": tensor ", name,
                                               " does not match the model's layer shape"));
     }
-    at::NoGradGuard no_grad;
+    c10::NoGradGuard no_grad;
     tensor->copy_(loaded);
   }
   return config;

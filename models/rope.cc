@@ -34,18 +34,17 @@ Rope::Rope(int64_t head_dim, double theta, const RopeScaling& scaling) {
   if (scaling.type == "llama3") inv_freq_ = Llama3InvFreq(inv_freq_, scaling);
 }
 
-std::pair<at::Tensor, at::Tensor> Rope::CosSin(const at::Tensor& positions) const {
+std::pair<at::Tensor, at::Tensor> Rope::CosSin(const at::Tensor& positions,
+                                                c10::ScalarType dtype) const {
   const at::Tensor freqs =
       positions.to(at::kFloat).unsqueeze(-1) * inv_freq_.to(positions.device());
   const at::Tensor emb = at::cat({freqs, freqs}, -1);
-  return {emb.cos(), emb.sin()};
+  return {emb.cos().to(dtype), emb.sin().to(dtype)};
 }
 
 at::Tensor Rope::Apply(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
   // cos/sin S + [D] -> S + [1, D], broadcast over the heads dimension of x.
-  const at::Tensor c = cos.unsqueeze(-2).to(x.scalar_type());
-  const at::Tensor s = sin.unsqueeze(-2).to(x.scalar_type());
-  return x * c + RotateHalf(x) * s;
+  return x * cos.unsqueeze(-2) + RotateHalf(x) * sin.unsqueeze(-2);
 }
 
 }  // namespace rollout::models

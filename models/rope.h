@@ -14,12 +14,13 @@ class Rope {
  public:
   Rope(int64_t head_dim, double theta, const RopeScaling& scaling);
 
-  // cos and sin for `positions` (int64, any shape S): each S + [head_dim], float32,
-  // on the positions' device.
-  std::pair<at::Tensor, at::Tensor> CosSin(const at::Tensor& positions) const;
+  // cos and sin for `positions` (int64, any shape S): each S + [head_dim], computed in
+  // float32 and cast to `dtype` (the activations' dtype, as HF does), on the
+  // positions' device.
+  std::pair<at::Tensor, at::Tensor> CosSin(const at::Tensor& positions, c10::ScalarType dtype) const;
 
-  // x [..., S..., heads, head_dim] rotated by cos/sin of shape S + [head_dim]
-  // (broadcast over heads); computed in x's dtype after casting cos/sin to it, as HF does.
+  // x [S..., heads, head_dim] rotated by cos/sin of shape S + [head_dim] (broadcast
+  // over heads), all in one dtype.
   static at::Tensor Apply(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
 
   const at::Tensor& inv_freq() const { return inv_freq_; }

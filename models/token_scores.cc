@@ -20,9 +20,11 @@ TokenScores ScoreTokens(const CausalLM& model, const at::Tensor& hidden, const a
   std::vector<at::Tensor> entropies;
   for (int64_t begin = 0; begin < b * t; begin += chunk_tokens) {
     const int64_t n = std::min(chunk_tokens, b * t - begin);
-    at::Tensor logits = model.Logits(flat_hidden.narrow(0, begin, n)).to(at::kFloat);
+    at::Tensor logits = model.Logits(flat_hidden.narrow(0, begin, n));
     if (temperature != 1.0) logits = logits / temperature;
-    const at::Tensor log_softmax = logits.log_softmax(-1);
+    // Straight from the model dtype to a float32 result (one fused kernel on GPU, no
+    // float32 copy of the logits first).
+    const at::Tensor log_softmax = logits.log_softmax(-1, at::kFloat);
     log_probs.push_back(
         log_softmax.gather(-1, flat_targets.narrow(0, begin, n).unsqueeze(-1)).squeeze(-1));
     if (with_entropy) {

@@ -18,9 +18,8 @@ struct TokenScores {
 };
 
 // hidden [B, T, H] (from CausalLM::Forward), targets [B, T] int64. Logits are computed in
-// the model dtype and the softmax in float32, `chunk_tokens` positions at a time.
-// `temperature` divides the logits first (verl scores rollouts at the sampling
-// temperature).
+// the model dtype (and divided by `temperature` there, as verl does when scoring
+// rollouts), the log-softmax in float32, `chunk_tokens` positions at a time.
 TokenScores ScoreTokens(const CausalLM& model, const at::Tensor& hidden, const at::Tensor& targets,
                         bool with_entropy, double temperature = 1.0,
                         int64_t chunk_tokens = 4096);

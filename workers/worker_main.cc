@@ -18,7 +18,7 @@
 #include "common/recipe_loader.h"
 #include "common/run_token.h"
 #include "workers/controller_link.h"
-#include "workers/device.h"
+#include "common/device.h"
 #include "workers/diagnostic_methods.h"
 #include "workers/method_registry.h"
 #include "workers/worker_service.h"

@@ -12,7 +12,7 @@
 #include "controller/local_launcher.h"
 #include "controller/preflight.h"
 #include "controller/runtime.h"
-#include "workers/device.h"
+#include "common/device.h"
 
 namespace rollout {
 namespace {
@@ -20,7 +20,7 @@ namespace {
 using ::testing::HasSubstr;
 
 TEST(Cuda, OpensTheFirstGpu) {
-  absl::StatusOr<c10::Device> device = workers::OpenDevice("cuda:0");
+  absl::StatusOr<c10::Device> device = OpenDevice("cuda:0");
   ASSERT_TRUE(device.ok()) << device.status();
   EXPECT_TRUE(device->is_cuda());
 }

@@ -3,6 +3,7 @@
 #include "models/causal_lm.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -41,7 +42,7 @@ std::vector<int64_t> GreedyDecode(const CausalLM& model, const std::vector<int64
   const TransformerConfig& c = model.config();
   DenseKvCache cache(c.num_hidden_layers, 1, c.num_key_value_heads, c.head_dim,
                      prompt.size() + steps, at::TensorOptions().dtype(model.dtype()));
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   cache.BeginStep(prompt.size());
   at::Tensor hidden = model.ForwardStep(at::tensor(prompt, at::kLong),
                                         at::arange(static_cast<int64_t>(prompt.size()), at::kLong), cache);
@@ -59,7 +60,7 @@ std::vector<int64_t> GreedyDecode(const CausalLM& model, const std::vector<int64
 
 TEST(CausalLmParity, LogitsArgmaxAndLogProbsMatchHf) {
   std::unique_ptr<CausalLM> model = LoadFixture();
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   for (const nlohmann::json& c : Expected()["forward"]) {
     const std::vector<int64_t> ids = c["ids"];
     const int64_t t = ids.size();
@@ -95,7 +96,7 @@ TEST(CausalLmParity, SixteenGreedyTokensMatchHf) {
 
 TEST(CausalLm, IncrementalForwardEqualsFullForward) {
   std::unique_ptr<CausalLM> model = LoadFixture();
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   const std::vector<int64_t> ids = Expected()["forward"][0]["ids"];
   const int64_t t = ids.size();
   const at::Tensor full = model->Forward(Ids(ids), Positions(t), at::Tensor())[0];
@@ -116,7 +117,7 @@ TEST(CausalLm, IncrementalForwardEqualsFullForward) {
 
 TEST(CausalLm, LeftPaddedBatchEqualsEachRowAlone) {
   std::unique_ptr<CausalLM> model = LoadFixture();
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   const std::vector<int64_t> a = {5, 9, 13, 200, 7};
   const std::vector<int64_t> b = {300, 4};
   // Row b is left-padded by 3; positions count tokens only.

@@ -1,6 +1,7 @@
 #include "models/lora.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -17,7 +18,7 @@ constexpr char kFixture[] = "tests/data/tiny-qwen2";
 std::unique_ptr<CausalLM> Fixture() { return CausalLM::Load(kFixture, LoadOptions()).value(); }
 
 at::Tensor Logits(const CausalLM& model) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   const at::Tensor ids = at::tensor({3, 17, 250, 9, 41, 100}, at::kLong).view({1, 6});
   return model.Logits(model.Forward(ids, at::arange(6, at::kLong).view({1, 6}), at::Tensor()));
 }
@@ -32,7 +33,7 @@ LoraConfig Config(std::vector<std::string> targets = {"all-linear"}) {
 
 // Gives every B a value so the adapters change the output.
 void PerturbAdapters(CausalLM& model) {
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   for (auto& [name, tensor] : NamedLoraParameters(model)) {
     if (name.find("lora_B") != std::string::npos) tensor->normal_(0, 0.05);
   }

@@ -6,7 +6,6 @@
 
 #include <stdexcept>
 
-#include "workers/device.h"
 
 namespace rollout::workers {
 namespace {
@@ -63,24 +62,6 @@ TEST(MethodRegistry, LibTorchExceptionBecomesInternalError) {
               HasSubstr("method bad_matmul failed in LibTorch"));
   absl::StatusOr<Batch> plain = registry.Invoke("throws", Batch());
   EXPECT_EQ(std::string(plain.status().message()), "method throws failed: boom");
-}
-
-TEST(OpenDevice, CpuAlwaysOpens) {
-  absl::StatusOr<c10::Device> device = OpenDevice("cpu");
-  ASSERT_TRUE(device.ok());
-  EXPECT_TRUE(device->is_cpu());
-}
-
-TEST(OpenDevice, MalformedSpecIsInvalidArgument) {
-  for (const char* spec : {"gpu", "cuda", "cuda:", "cuda:x", "cuda:-1"}) {
-    EXPECT_EQ(OpenDevice(spec).status().code(), absl::StatusCode::kInvalidArgument) << spec;
-  }
-}
-
-TEST(OpenDevice, MissingGpuIsFailedPrecondition) {
-  absl::StatusOr<c10::Device> device = OpenDevice("cuda:99");
-  EXPECT_EQ(device.status().code(), absl::StatusCode::kFailedPrecondition);
-  EXPECT_THAT(std::string(device.status().message()), HasSubstr("device cuda:99 requested"));
 }
 
 }  // namespace

@@ -1,4 +1,4 @@
-#include "workers/device.h"
+#include "common/device.h"
 
 #include <torch/cuda.h>
 
@@ -6,7 +6,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/match.h"
 
-namespace rollout::workers {
+namespace rollout {
 
 absl::StatusOr<c10::Device> OpenDevice(const std::string& spec) {
   if (spec == "cpu") return c10::Device(c10::kCPU);
@@ -28,4 +28,4 @@ absl::StatusOr<c10::Device> OpenDevice(const std::string& spec) {
   return c10::Device(c10::kCUDA, static_cast<c10::DeviceIndex>(index));
 }
 
-}  // namespace rollout::workers
+}  // namespace rollout

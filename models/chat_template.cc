@@ -1,0 +1,146 @@
+#include "models/chat_template.h"
+
+#include <optional>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "models/unicode.h"
+
+namespace rollout::models {
+namespace {
+
+constexpr absl::string_view kSuggestFormat =
+    "; give an explicit prompt format instead (chatml or llama3)";
+
+// A default system message written as a literal in the template, as in Qwen2.5's
+//   {{- '<|im_start|>system\nYou are Qwen, ...<|im_end|>\n' }}
+// (`\n` spelled as an escape or as a real line break). Unescapes \n, \\, \', \".
+std::optional<std::string> FindDefaultSystemPrompt(absl::string_view text) {
+  for (absl::string_view header : {"<|im_start|>system\\n", "<|im_start|>system\n"}) {
+    for (size_t at = text.find(header); at != absl::string_view::npos;
+         at = text.find(header, at + 1)) {
+      absl::string_view rest = text.substr(at + header.size());
+      const size_t end = rest.find("<|im_end|>");
+      if (end == absl::string_view::npos) continue;
+      const absl::string_view literal = rest.substr(0, end);
+      if (literal.find_first_of("'\"") != absl::string_view::npos ||
+          absl::StrContains(literal, "{{") || absl::StrContains(literal, "{%")) {
+        continue;
+      }
+      std::string prompt;
+      for (size_t i = 0; i < literal.size(); ++i) {
+        if (literal[i] == '\\' && i + 1 < literal.size()) {
+          ++i;
+          prompt.push_back(literal[i] == 'n' ? '\n' : literal[i]);
+        } else {
+          prompt.push_back(literal[i]);
+        }
+      }
+      return prompt;
+    }
+  }
+  return std::nullopt;
+}
+
+// Jinja's `trim` (Python str.strip()): whitespace off both ends.
+absl::string_view Trim(absl::string_view text) {
+  auto is_space = [](char32_t c) { return IsWhitespace(c) || (c >= 0x1C && c <= 0x1F); };
+  size_t start = 0;
+  while (start < text.size()) {
+    const DecodedChar decoded = DecodeUtf8(text, start);
+    if (decoded.code_point == kInvalidCodePoint || !is_space(decoded.code_point)) break;
+    start += decoded.length;
+  }
+  size_t end = text.size();
+  while (end > start) {
+    size_t char_start = end - 1;
+    while (char_start > start && (static_cast<unsigned char>(text[char_start]) & 0xC0) == 0x80) {
+      --char_start;
+    }
+    const DecodedChar decoded = DecodeUtf8(text, char_start);
+    if (decoded.code_point == kInvalidCodePoint || !is_space(decoded.code_point)) break;
+    end = char_start;
+  }
+  return text.substr(start, end - start);
+}
+
+}  // namespace
+
+absl::StatusOr<ChatTemplate> ChatTemplate::FromFormatName(absl::string_view name) {
+  if (name == "chatml") return ChatTemplate(Format::kChatMl);
+  if (name == "llama3") return ChatTemplate(Format::kLlama3);
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown prompt format '", name, "' (supported: chatml, llama3)"));
+}
+
+absl::StatusOr<ChatTemplate> ChatTemplate::Recognize(absl::string_view text) {
+  if (absl::StrContains(text, "<|im_start|>") && absl::StrContains(text, "<|im_end|>")) {
+    if (absl::StrContains(text, "<think>") || absl::StrContains(text, "reasoning_content")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the chat template is ChatML with reasoning (<think>) handling, which is not "
+          "rendered natively",
+          kSuggestFormat));
+    }
+    std::optional<std::string> system = FindDefaultSystemPrompt(text);
+    return ChatTemplate(Format::kChatMl, system.value_or(""), system.has_value());
+  }
+  if (absl::StrContains(text, "<|start_header_id|>") && absl::StrContains(text, "<|eot_id|>")) {
+    if (absl::StrContains(text, "Cutting Knowledge Date")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the chat template is Llama 3.1+ (date and tools in the system header), which is not "
+          "rendered natively",
+          kSuggestFormat));
+    }
+    return ChatTemplate(Format::kLlama3);
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown chat template (starting '", text.substr(0, 60),
+                   "'): only ChatML (Qwen) and Llama 3 templates are recognised", kSuggestFormat));
+}
+
+absl::StatusOr<std::string> ChatTemplate::Render(const std::vector<ChatMessage>& messages,
+                                                 bool add_generation_prompt) const {
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const std::string& role = messages[i].role;
+    if (role != "system" && role != "user" && role != "assistant") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("message ", i, " has role '", role,
+                       "'; supported roles are system, user and assistant (no tools)"));
+    }
+  }
+  return format_ == Format::kChatMl ? RenderChatMl(messages, add_generation_prompt)
+                                    : RenderLlama3(messages, add_generation_prompt);
+}
+
+std::string ChatTemplate::RenderChatMl(const std::vector<ChatMessage>& messages,
+                                       bool add_generation_prompt) const {
+  std::string out;
+  if (has_default_system_ && (messages.empty() || messages[0].role != "system")) {
+    absl::StrAppend(&out, "<|im_start|>system\n", default_system_, "<|im_end|>\n");
+  }
+  for (const ChatMessage& message : messages) {
+    absl::StrAppend(&out, "<|im_start|>", message.role, "\n", message.content, "<|im_end|>\n");
+  }
+  if (add_generation_prompt) out += "<|im_start|>assistant\n";
+  return out;
+}
+
+std::string ChatTemplate::RenderLlama3(const std::vector<ChatMessage>& messages,
+                                       bool add_generation_prompt) const {
+  std::string out;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    if (i == 0) out += "<|begin_of_text|>";
+    absl::StrAppend(&out, "<|start_header_id|>", messages[i].role, "<|end_header_id|>\n\n",
+                    Trim(messages[i].content), "<|eot_id|>");
+  }
+  if (add_generation_prompt) out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
+  return out;
+}
+
+std::string ChatTemplate::Describe() const {
+  if (format_ == Format::kLlama3) return "llama3";
+  if (!has_default_system_) return "chatml";
+  return absl::StrCat("chatml with default system prompt '", default_system_, "'");
+}
+
+}  // namespace rollout::models

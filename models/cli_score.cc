@@ -1,0 +1,166 @@
+// `rollout score`: per-token log-probs of sequences under a model, as JSON lines.
+// Input lines: {"ids": [...]} or {"text": "..."} (encoded with the model directory's
+// tokenizer, no special tokens added). Output lines: {"ids": [...], "log_probs": [...]}
+// with log_probs[i] = log p(ids[i + 1] | ids[0..i]), so one fewer than the ids.
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+
+#include <fstream>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "common/device.h"
+#include "common/flags.h"
+#include "common/status_macros.h"
+#include "models/causal_lm.h"
+#include "models/cli_model.h"
+#include "models/token_scores.h"
+#include "models/tokenizer.h"
+
+namespace rollout::models {
+namespace {
+
+struct ScoreFlags {
+  std::string model;
+  std::string input;
+  std::string output;
+  std::string device = "cpu";
+  std::string dtype = "float32";
+  int64_t batch_size = 8;
+};
+
+// The ids of one input line; `where` is "FILE:LINE" for errors.
+absl::StatusOr<std::vector<int64_t>> LineIds(const std::string& line, const std::string& where,
+                                             const Tokenizer* tokenizer) {
+  try {
+    const nlohmann::json json = nlohmann::json::parse(line);
+    if (json.contains("ids")) return json.at("ids").get<std::vector<int64_t>>();
+    if (json.contains("text")) {
+      if (tokenizer == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat(where, ": a text line needs the model "
+                                                       "directory's tokenizer.json"));
+      }
+      const std::vector<int32_t> ids = tokenizer->Encode(json.at("text").get<std::string>());
+      return std::vector<int64_t>(ids.begin(), ids.end());
+    }
+  } catch (const nlohmann::json::exception& error) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": ", error.what()));
+  }
+  return absl::InvalidArgumentError(absl::StrCat(where, ": expected {\"ids\": [...]} or {\"text\": ...}"));
+}
+
+// Scores a batch of sequences: right-padded, so no mask is needed (causal attention
+// never looks at the padding after a sequence's own tokens).
+std::vector<std::vector<float>> ScoreBatch(const CausalLM& model,
+                                           const std::vector<std::vector<int64_t>>& batch) {
+  size_t longest = 0;
+  for (const auto& ids : batch) longest = std::max(longest, ids.size());
+  at::Tensor ids = at::zeros({static_cast<int64_t>(batch.size()), static_cast<int64_t>(longest)},
+                             at::kLong);
+  for (size_t i = 0; i < batch.size(); ++i) {
+    for (size_t j = 0; j < batch[i].size(); ++j) ids[i][j] = batch[i][j];
+  }
+  ids = ids.to(model.device());
+  c10::NoGradGuard no_grad;
+  const int64_t t = longest;
+  const at::Tensor positions = at::arange(t, ids.options()).expand({ids.size(0), t});
+  const at::Tensor hidden = model.Forward(ids, positions, at::Tensor());
+  const at::Tensor log_probs = ScoreTokens(model, hidden.narrow(1, 0, t - 1), ids.narrow(1, 1, t - 1),
+                                           /*with_entropy=*/false)
+                                   .log_probs.cpu();
+  std::vector<std::vector<float>> out;
+  for (size_t i = 0; i < batch.size(); ++i) {
+    const float* row = log_probs[i].data_ptr<float>();
+    out.emplace_back(row, row + batch[i].size() - 1);
+  }
+  return out;
+}
+
+absl::Status Score(const ScoreFlags& f, std::ostream& out) {
+  if (f.model.empty() || f.input.empty()) {
+    return absl::InvalidArgumentError("--model and --input are required (see --help)");
+  }
+  if (f.dtype != "float32" && f.dtype != "bfloat16") {
+    return absl::InvalidArgumentError("--dtype must be float32 or bfloat16");
+  }
+  LoadOptions options;
+  ASSIGN_OR_RETURN(options.device, OpenDevice(f.device));
+  options.dtype = f.dtype == "bfloat16" ? at::kBFloat16 : at::kFloat;
+  ASSIGN_OR_RETURN(std::unique_ptr<CausalLM> model, CausalLM::Load(f.model, options));
+  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = Tokenizer::Load(f.model);
+  std::ifstream in(f.input);
+  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", f.input));
+  std::vector<std::vector<int64_t>> batch;
+  auto flush = [&]() {
+    const std::vector<std::vector<float>> scores = ScoreBatch(*model, batch);
+    for (size_t i = 0; i < batch.size(); ++i) {
+      out << nlohmann::json{{"ids", batch[i]}, {"log_probs", scores[i]}}.dump() << "\n";
+    }
+    batch.clear();
+  };
+  std::string line;
+  for (int number = 1; std::getline(in, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    ASSIGN_OR_RETURN(std::vector<int64_t> ids,
+                     LineIds(line, absl::StrCat(f.input, ":", number),
+                             tokenizer.ok() ? tokenizer->get() : nullptr));
+    const int64_t vocab = model->config().vocab_size;
+    for (int64_t id : ids) {
+      if (id < 0 || id >= vocab) {
+        return absl::InvalidArgumentError(absl::StrCat(f.input, ":", number, ": token id ", id,
+                                                       " is outside the vocabulary (", vocab, ")"));
+      }
+    }
+    if (ids.size() < 2) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(f.input, ":", number, ": a sequence needs at least 2 tokens to score"));
+    }
+    batch.push_back(std::move(ids));
+    if (static_cast<int64_t>(batch.size()) == f.batch_size) flush();
+  }
+  if (!batch.empty()) flush();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int RunScoreCommand(const std::vector<std::string>& args) {
+  ScoreFlags f;
+  FlagSet flags("rollout score --model DIR --input FILE.jsonl [flags]",
+                "Writes, for each input line's \"ids\" (or \"text\"), the log-probability of\n"
+                "every token after the first given the ones before it:\n"
+                "  {\"ids\": [...], \"log_probs\": [...]}   (one fewer log-prob than ids)");
+  flags.AddString("model", &f.model, "Hugging Face model directory");
+  flags.AddString("input", &f.input, "JSON lines with ids or text");
+  flags.AddString("output", &f.output, "write here instead of stdout");
+  flags.AddString("device", &f.device, "cpu or cuda:N");
+  flags.AddString("dtype", &f.dtype, "float32 or bfloat16");
+  flags.AddInt("batch_size", &f.batch_size, "sequences per forward");
+  absl::StatusOr<FlagSet::Parsed> parsed = flags.Parse(args);
+  if (!parsed.ok()) {
+    std::cerr << "rollout score: " << parsed.status().message() << "\n";
+    return 2;
+  }
+  if (parsed->help) {
+    std::cout << flags.Usage();
+    return 0;
+  }
+  std::ofstream file;
+  if (!f.output.empty()) {
+    file.open(f.output);
+    if (!file) {
+      std::cerr << "rollout score: cannot write " << f.output << "\n";
+      return 1;
+    }
+  }
+  absl::Status status = Score(f, f.output.empty() ? std::cout : file);
+  if (!status.ok()) {
+    std::cerr << "rollout score: " << status.message() << "\n";
+    return status.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
+  }
+  return 0;
+}
+
+}  // namespace rollout::models

@@ -1,0 +1,161 @@
+#include "models/cli_tokenize.h"
+
+#include <cstdint>
+#include <iostream>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/flags.h"
+#include "common/status_macros.h"
+#include "models/tokenizer.h"
+
+namespace rollout::models {
+namespace {
+
+using nlohmann::json;
+
+constexpr int kExitOk = 0;
+constexpr int kExitBadInput = 1;
+constexpr int kExitUsage = 2;
+
+enum class Mode { kEncode, kDecode, kChat };
+
+struct TokenizeFlags {
+  std::string tokenizer;
+  bool decode = false;
+  bool chat = false;
+  std::string chat_format;
+  bool add_special_tokens = false;
+  bool skip_special_tokens = false;
+};
+
+FlagSet MakeFlags(TokenizeFlags* f) {
+  FlagSet flags(
+      "rollout tokenize --tokenizer DIR [--decode | --chat] < input.jsonl",
+      "Tokenizes JSON lines from stdin with the model's tokenizer, one JSON line out per line in:\n"
+      "  default   {\"text\": ...} or a JSON string     -> {\"ids\": [...]}\n"
+      "  --decode  {\"ids\": [...]} or a JSON list      -> {\"text\": ...}\n"
+      "  --chat    {\"messages\": [{\"role\": ..., \"content\": ...}, ...]} or the list\n"
+      "            -> {\"text\": prompt, \"ids\": [...]} (with the assistant generation prompt)");
+  flags.AddString("tokenizer", &f->tokenizer, "model directory with tokenizer.json (required)");
+  flags.AddBool("decode", &f->decode, "token ids in, text out");
+  flags.AddBool("chat", &f->chat, "chat messages in, prompt text and ids out");
+  flags.AddString("chat_format", &f->chat_format,
+                  "chatml|llama3 instead of recognising the model's chat template");
+  flags.AddBool("add_special_tokens", &f->add_special_tokens,
+                "encode: add the post-processor's tokens (Llama 3: <|begin_of_text|>)");
+  flags.AddBool("skip_special_tokens", &f->skip_special_tokens, "decode: leave special tokens out");
+  return flags;
+}
+
+absl::StatusOr<std::vector<int32_t>> ParseIds(const json& value) {
+  const json& ids = value.is_object() && value.contains("ids") ? value.at("ids") : value;
+  if (!ids.is_array())
+    return absl::InvalidArgumentError("expected {\"ids\": [...]} or a JSON list of ids");
+  std::vector<int32_t> out;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (!ids[i].is_number_integer() || ids[i].get<int64_t>() < 0 ||
+        ids[i].get<int64_t>() > std::numeric_limits<int32_t>::max()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("ids[", i, "] = ", ids[i].dump(), " is not a token id"));
+    }
+    out.push_back(ids[i].get<int32_t>());
+  }
+  return out;
+}
+
+absl::StatusOr<std::vector<ChatMessage>> ParseMessages(const json& value) {
+  const json& messages =
+      value.is_object() && value.contains("messages") ? value.at("messages") : value;
+  if (!messages.is_array()) {
+    return absl::InvalidArgumentError("expected {\"messages\": [...]} or a JSON list of messages");
+  }
+  std::vector<ChatMessage> out;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const json& m = messages[i];
+    if (!m.is_object() || !m.contains("role") || !m.at("role").is_string() ||
+        !m.contains("content") || !m.at("content").is_string()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("messages[", i, "] is not {\"role\": string, \"content\": string}"));
+    }
+    out.push_back({m.at("role").get<std::string>(), m.at("content").get<std::string>()});
+  }
+  return out;
+}
+
+// The output line for one input line.
+absl::StatusOr<json> ProcessLine(const Tokenizer& tokenizer, const TokenizeFlags& f, Mode mode,
+                                 const std::string& line) {
+  const json value = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) return absl::InvalidArgumentError("not valid JSON");
+  switch (mode) {
+    case Mode::kDecode: {
+      ASSIGN_OR_RETURN(std::vector<int32_t> ids, ParseIds(value));
+      return json{{"text", tokenizer.Decode(ids, f.skip_special_tokens)}};
+    }
+    case Mode::kChat: {
+      ASSIGN_OR_RETURN(std::vector<ChatMessage> messages, ParseMessages(value));
+      ASSIGN_OR_RETURN(std::string prompt,
+                       tokenizer.RenderChat(messages, /*add_generation_prompt=*/true));
+      return json{{"text", prompt}, {"ids", tokenizer.Encode(prompt)}};
+    }
+    case Mode::kEncode:
+      break;
+  }
+  const json* text = &value;
+  if (value.is_object() && value.contains("text")) text = &value.at("text");
+  if (!text->is_string())
+    return absl::InvalidArgumentError("expected {\"text\": string} or a JSON string");
+  return json{{"ids", tokenizer.Encode(text->get<std::string>(), f.add_special_tokens)}};
+}
+
+int ProcessStdin(const Tokenizer& tokenizer, const TokenizeFlags& f, Mode mode) {
+  std::string line;
+  for (int64_t number = 1; std::getline(std::cin, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    absl::StatusOr<json> out = ProcessLine(tokenizer, f, mode, line);
+    if (!out.ok()) {
+      std::cout << std::flush;
+      std::cerr << "rollout tokenize: line " << number << ": " << out.status().message() << "\n";
+      return kExitBadInput;
+    }
+    std::cout << out->dump(-1, ' ', false, json::error_handler_t::replace) << "\n" << std::flush;
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunTokenizeCommand(const std::vector<std::string>& args) {
+  TokenizeFlags f;
+  FlagSet flags = MakeFlags(&f);
+  absl::StatusOr<FlagSet::Parsed> parsed = flags.Parse(args);
+  auto usage_error = [](absl::string_view message) {
+    std::cerr << "rollout tokenize: " << message << "\n";
+    return kExitUsage;
+  };
+  if (!parsed.ok()) return usage_error(parsed.status().message());
+  if (parsed->help) {
+    std::cout << flags.Usage();
+    return kExitOk;
+  }
+  if (!parsed->positional.empty())
+    return usage_error("unexpected argument '" + parsed->positional[0] + "'");
+  if (f.tokenizer.empty()) return usage_error("--tokenizer DIR is required");
+  if (f.decode && f.chat) return usage_error("--decode and --chat exclude each other");
+  TokenizerOptions options;
+  options.chat_format = f.chat_format;
+  absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = Tokenizer::Load(f.tokenizer, options);
+  if (!tokenizer.ok()) return usage_error(tokenizer.status().message());
+  const Mode mode = f.decode ? Mode::kDecode : f.chat ? Mode::kChat : Mode::kEncode;
+  if (mode == Mode::kChat) {
+    // Reports a missing or unsupported chat template now rather than at line 1.
+    absl::Status usable = (*tokenizer)->RenderChat({}, false).status();
+    if (!usable.ok()) return usage_error(usable.message());
+  }
+  return ProcessStdin(**tokenizer, f, mode);
+}
+
+}  // namespace rollout::models

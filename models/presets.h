@@ -1,0 +1,19 @@
+// Named model shapes for `rollout init-model` and the benchmarks.
+//   tiny           the test fixture's shape: hidden 64, 2 layers, 4 heads / 2 KV heads,
+//                  intermediate 160, tied embeddings, q/k/v bias (Qwen2)
+//   qwen2.5-0.5b   hidden 896, 24 layers, 14 heads / 2 KV heads, intermediate 4864,
+//                  tied embeddings, rope_theta 1e6 (Qwen2)
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "models/hf_config.h"
+
+namespace rollout::models {
+
+// `vocab_size` comes from the tokenizer the model is made for. InvalidArgument for an
+// unknown name (listing the known ones).
+absl::StatusOr<TransformerConfig> PresetConfig(const std::string& name, int64_t vocab_size);
+
+}  // namespace rollout::models

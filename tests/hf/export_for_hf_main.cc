@@ -1,0 +1,74 @@
+// Writes what tests/hf/check_hf_parity.py loads with HF transformers and peft:
+//   OUT/model     the tiny Qwen2 fixture, saved by CausalLM::Save
+//   OUT/adapter   a LoRA adapter (PEFT format) with non-zero weights
+//   OUT/expect.json  {"ids": [...], "base_logits": [[...]], "lora_logits": [[...]]}
+//                    our float32 logits for every position, without and with the adapter
+// usage: export_for_hf OUT
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "common/file_util.h"
+#include "models/causal_lm.h"
+#include "models/lora.h"
+
+namespace rollout::models {
+namespace {
+
+std::vector<std::vector<float>> LogitsOf(const CausalLM& model, const std::vector<int64_t>& ids) {
+  c10::NoGradGuard no_grad;
+  const int64_t t = ids.size();
+  const at::Tensor logits =
+      model.Logits(model.Forward(at::tensor(ids, at::kLong).view({1, t}),
+                                 at::arange(t, at::kLong).view({1, t}), at::Tensor()))[0]
+          .contiguous();
+  std::vector<std::vector<float>> rows;
+  for (int64_t i = 0; i < t; ++i) {
+    const float* row = logits[i].data_ptr<float>();
+    rows.emplace_back(row, row + logits.size(1));
+  }
+  return rows;
+}
+
+int Main(int argc, char** argv) {
+  if (argc != 2) {
+    std::cerr << "usage: export_for_hf OUT\n";
+    return 2;
+  }
+  const std::string out = argv[1];
+  absl::StatusOr<std::unique_ptr<CausalLM>> model =
+      CausalLM::Load("tests/data/tiny-qwen2", LoadOptions());
+  if (!model.ok()) {
+    std::cerr << model.status() << "\n";
+    return 1;
+  }
+  const std::vector<int64_t> ids = {279, 28, 290, 287, 223, 19, 26, 23, 346, 223, 19, 20};
+  nlohmann::json expect = {{"ids", ids}, {"base_logits", LogitsOf(**model, ids)}};
+  LoraConfig lora;
+  lora.options.rank = 4;
+  lora.options.alpha = 8;
+  lora.target_modules = {"q_proj", "v_proj", "down_proj"};
+  absl::Status status = (*model)->Save(JoinPath(out, "model"));
+  if (status.ok()) status = AddLoraAdapters(**model, lora, /*seed=*/5);
+  if (status.ok()) {
+    c10::NoGradGuard no_grad;
+    at::manual_seed(5);
+    for (auto& [name, tensor] : NamedLoraParameters(**model)) tensor->normal_(0, 0.1);
+    expect["lora_logits"] = LogitsOf(**model, ids);
+    status = SaveLoraAdapter(**model, lora, JoinPath(out, "adapter"), JoinPath(out, "model"));
+  }
+  if (status.ok()) status = WriteFileAtomically(JoinPath(out, "expect.json"), expect.dump());
+  if (!status.ok()) {
+    std::cerr << status << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace rollout::models
+
+int main(int argc, char** argv) { return rollout::models::Main(argc, argv); }

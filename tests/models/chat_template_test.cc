@@ -1,0 +1,138 @@
+// Native chat prompt formats. Expected prompts were rendered from the same template
+// texts with Python's jinja2 (as transformers' apply_chat_template does).
+#include "models/chat_template.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "common/file_util.h"
+
+namespace rollout::models {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Qwen2.5-Instruct's template, with the tool parts cut short.
+constexpr char kQwen25Template[] = R"tpl({%- if tools %}
+    {{- '<|im_start|>system\n' }}
+    {%- if messages[0]['role'] == 'system' %}
+        {{- messages[0]['content'] }}
+    {%- else %}
+        {{- 'You are Qwen, created by Alibaba Cloud. You are a helpful assistant.' }}
+    {%- endif %}
+    {{- "\n\n# Tools\n\n<tools>" }}
+    {{- "\n</tools><|im_end|>\n" }}
+{%- else %}
+    {%- if messages[0]['role'] == 'system' %}
+        {{- '<|im_start|>system\n' + messages[0]['content'] + '<|im_end|>\n' }}
+    {%- else %}
+        {{- '<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.<|im_end|>\n' }}
+    {%- endif %}
+{%- endif %}
+{%- for message in messages %}
+    {%- if (message.role == "user") or (message.role == "system" and not loop.first) or (message.role == "assistant" and not message.tool_calls) %}
+        {{- '<|im_start|>' + message.role + '\n' + message.content + '<|im_end|>' + '\n' }}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|im_start|>assistant\n' }}
+{%- endif %}
+)tpl";
+
+// Meta-Llama-3-8B-Instruct's template.
+constexpr char kLlama3Template[] =
+    "{% set loop_messages = messages %}{% for message in loop_messages %}{% set content = "
+    "'<|start_header_id|>' + message['role'] + '<|end_header_id|>\n\n'+ message['content'] | "
+    "trim + '<|eot_id|>' %}{% if loop.index0 == 0 %}{% set content = bos_token + content %}{% "
+    "endif %}{{ content }}{% endfor %}{% if add_generation_prompt %}{{ "
+    "'<|start_header_id|>assistant<|end_header_id|>\n\n' }}{% endif %}";
+
+ChatTemplate MustRecognize(absl::string_view text) {
+  absl::StatusOr<ChatTemplate> chat = ChatTemplate::Recognize(text);
+  EXPECT_TRUE(chat.ok()) << chat.status();
+  return chat.ok() ? *chat : *ChatTemplate::FromFormatName("chatml");
+}
+
+std::string MustRender(const ChatTemplate& chat, const std::vector<ChatMessage>& messages,
+                       bool add_generation_prompt = true) {
+  absl::StatusOr<std::string> text = chat.Render(messages, add_generation_prompt);
+  EXPECT_TRUE(text.ok()) << text.status();
+  return text.value_or("");
+}
+
+TEST(ChatTemplate, FixtureTemplateIsPlainChatMl) {
+  absl::StatusOr<std::string> text = ReadFile("tests/data/tiny-qwen2/chat_template.jinja");
+  ASSERT_TRUE(text.ok()) << text.status();
+  const ChatTemplate chat = MustRecognize(*text);
+  EXPECT_EQ(chat.Describe(), "chatml");
+  EXPECT_EQ(MustRender(chat, {{"user", "Hi"}, {"assistant", "Hello"}}, false),
+            "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nHello<|im_end|>\n");
+}
+
+TEST(ChatTemplate, Qwen25AddsItsDefaultSystemMessageOnlyWhenNoneIsGiven) {
+  const ChatTemplate chat = MustRecognize(kQwen25Template);
+  EXPECT_THAT(chat.Describe(), HasSubstr("You are Qwen, created by Alibaba Cloud."));
+  EXPECT_EQ(MustRender(chat, {{"user", "Hi"}}),
+            "<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
+            "assistant.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(MustRender(chat, {{"system", "Be brief."}, {"user", "Hi"}}),
+            "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+            "<|im_start|>assistant\n");
+}
+
+TEST(ChatTemplate, Llama3RendersTheOfficialFormat) {
+  const ChatTemplate chat = MustRecognize(kLlama3Template);
+  EXPECT_EQ(chat.Describe(), "llama3");
+  EXPECT_EQ(MustRender(chat, {{"user", "Hi"}}),
+            "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\n");
+}
+
+TEST(ChatTemplate, Llama3TrimsContentAndPutsBeginOfTextOnlyFirst) {
+  const ChatTemplate chat = *ChatTemplate::FromFormatName("llama3");
+  EXPECT_EQ(
+      MustRender(
+          chat,
+          {{"system", "  Be brief.\n"}, {"user", "Hi"}, {"assistant", "Hello!"}, {"user", "2+2?"}}),
+      "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nBe brief.<|eot_id|>"
+      "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|><|start_header_id|>assistant"
+      "<|end_header_id|>\n\nHello!<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n"
+      "2+2?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+}
+
+TEST(ChatTemplate, UnknownTemplateIsRefusedWithAHint) {
+  absl::StatusOr<ChatTemplate> chat = ChatTemplate::Recognize(
+      "{{ bos_token }}{% for message in messages %}[INST] {{ message['content'] }} [/INST]{% "
+      "endfor %}");
+  EXPECT_EQ(chat.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(chat.status().message(), HasSubstr("unknown chat template"));
+  EXPECT_THAT(chat.status().message(), HasSubstr("explicit prompt format"));
+}
+
+TEST(ChatTemplate, ReasoningAndLlama31TemplatesAreRefusedNotApproximated) {
+  absl::StatusOr<ChatTemplate> qwen3 = ChatTemplate::Recognize(
+      "{{- '<|im_start|>' + message.role + '\\n<think>\\n' + reasoning_content }}<|im_end|>");
+  EXPECT_THAT(qwen3.status().message(), HasSubstr("<think>"));
+  absl::StatusOr<ChatTemplate> llama31 = ChatTemplate::Recognize(
+      "<|start_header_id|>system<|end_header_id|>{{- \"Cutting Knowledge Date: December 2023\\n\" "
+      "}}<|eot_id|>");
+  EXPECT_THAT(llama31.status().message(), HasSubstr("Llama 3.1"));
+}
+
+TEST(ChatTemplate, FormatNamesAreChatMlAndLlama3) {
+  EXPECT_EQ(MustRender(*ChatTemplate::FromFormatName("chatml"), {{"user", "Hi"}}),
+            "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  absl::StatusOr<ChatTemplate> unknown = ChatTemplate::FromFormatName("vicuna");
+  EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(unknown.status().message(), HasSubstr("'vicuna'"));
+}
+
+TEST(ChatTemplate, RoleOtherThanSystemUserAssistantIsRefused) {
+  absl::StatusOr<std::string> text =
+      ChatTemplate::FromFormatName("chatml")->Render({{"user", "Hi"}, {"tool", "42"}}, true);
+  EXPECT_EQ(text.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(text.status().message(), HasSubstr("message 1 has role 'tool'"));
+}
+
+}  // namespace
+}  // namespace rollout::models

@@ -1,0 +1,95 @@
+// `rollout init-model` and `rollout score` through the real binary.
+#include <sys/wait.h>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "common/file_util.h"
+#include "models/causal_lm.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace rollout::models {
+namespace {
+
+using ::rollout::testing::Subprocess;
+using ::rollout::testing::TempDir;
+using ::testing::HasSubstr;
+
+constexpr char kFixture[] = "tests/data/tiny-qwen2";
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string output;
+};
+
+CommandResult Rollout(std::vector<std::string> args) {
+  args.insert(args.begin(), ROLLOUT_BINARY_PATH);
+  Subprocess process(args);
+  const int status = process.Wait(120);
+  CommandResult run;
+  run.output = process.Output();
+  if (status != -1 && WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
+  return run;
+}
+
+TEST(InitModel, WritesALoadableModelWithTheTokenizer) {
+  TempDir dir("init_model");
+  const std::string out = dir.Path("model");
+  CommandResult run = Rollout({"init-model", "--out", out, "--tokenizer", kFixture, "--seed", "3"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  absl::StatusOr<std::unique_ptr<CausalLM>> model = CausalLM::Load(out, LoadOptions());
+  ASSERT_TRUE(model.ok()) << model.status();
+  EXPECT_EQ((*model)->config().vocab_size, 514);
+  EXPECT_EQ((*model)->config().eos_token_ids, std::vector<int64_t>({2}));
+  EXPECT_TRUE(ReadFile(JoinPath(out, "tokenizer.json")).ok());
+  EXPECT_TRUE(ReadFile(JoinPath(out, "chat_template.jinja")).ok());
+  // Same seed, same weights.
+  const std::string again = dir.Path("again");
+  ASSERT_EQ(Rollout({"init-model", "--out", again, "--tokenizer", kFixture, "--seed", "3"}).exit_code, 0);
+  EXPECT_EQ(ReadFile(JoinPath(out, "model.safetensors")).value(),
+            ReadFile(JoinPath(again, "model.safetensors")).value());
+}
+
+TEST(InitModel, UnknownPresetIsAUsageError) {
+  TempDir dir("init_model");
+  CommandResult run = Rollout({"init-model", "--out", dir.Path("m"), "--tokenizer", kFixture, "--preset", "huge"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.output, HasSubstr("unknown model preset 'huge' (known: tiny, qwen2.5-0.5b)"));
+}
+
+TEST(Score, LogProbsMatchHfForIdsAndText) {
+  const nlohmann::json expected =
+      nlohmann::json::parse(ReadFile(JoinPath(kFixture, "model_expect.json")).value());
+  const nlohmann::json& first = expected["forward"][0];
+  TempDir dir("score");
+  const std::string input = dir.Write(
+      "in.jsonl", nlohmann::json{{"ids", first["ids"]}}.dump() + "\n\n" +
+                      nlohmann::json{{"text", "Hello world"}}.dump() + "\n");
+  CommandResult run = Rollout({"score", "--model", kFixture, "--input", input, "--output", dir.Path("out.jsonl")});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  std::istringstream lines(ReadFile(dir.Path("out.jsonl")).value());
+  std::string line;
+  ASSERT_TRUE(std::getline(lines, line));
+  const std::vector<float> got = nlohmann::json::parse(line)["log_probs"];
+  const std::vector<float> want = first["logprob_of_next"];
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-4) << i;
+  ASSERT_TRUE(std::getline(lines, line));
+  const nlohmann::json text = nlohmann::json::parse(line);
+  EXPECT_EQ(text["log_probs"].size() + 1, text["ids"].size());
+}
+
+TEST(Score, BadLineNamesFileAndLine) {
+  TempDir dir("score");
+  const std::string input = dir.Write("in.jsonl", "{\"ids\": [1, 2, 3]}\n{\"ids\": [1, 9999]}\n");
+  CommandResult run = Rollout({"score", "--model", kFixture, "--input", input});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.output, HasSubstr(input + ":2: token id 9999 is outside the vocabulary (514)"));
+}
+
+}  // namespace
+}  // namespace rollout::models

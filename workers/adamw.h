@@ -1,0 +1,44 @@
+// AdamW over a model's trainable tensors (torch.optim.AdamW semantics: decoupled
+// weight decay, bias correction; optimizer state in each parameter's dtype and device).
+// Only parameters with a gradient are stepped; state is created on a parameter's
+// first step.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <vector>
+
+namespace rollout::workers {
+
+struct AdamWOptions {
+  double lr = 1e-6;
+  double beta1 = 0.9;
+  double beta2 = 0.999;
+  double eps = 1e-8;
+  double weight_decay = 0.01;
+};
+
+class AdamW {
+ public:
+  // `params` point at tensors the caller keeps alive (a model's parameters).
+  AdamW(std::vector<at::Tensor*> params, AdamWOptions options);
+
+  void set_lr(double lr) { options_.lr = lr; }
+  const AdamWOptions& options() const { return options_; }
+
+  void Step();
+  // Drops every gradient (the next backward allocates fresh ones).
+  void ZeroGrad();
+
+ private:
+  struct State {
+    at::Tensor exp_avg;
+    at::Tensor exp_avg_sq;
+    at::Tensor step;  // float32 scalar on the parameter's device
+  };
+  std::vector<at::Tensor*> params_;
+  std::vector<State> states_;  // parallel to params_; undefined until first step
+  AdamWOptions options_;
+};
+
+}  // namespace rollout::workers
