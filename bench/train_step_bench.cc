@@ -150,6 +150,17 @@ int Main(const std::vector<std::string>& args) {
       "step %.1f ms  %.0f tokens/s  MFU %.3f  peak memory %.1f GiB  ratio to HF (81k tok/s) %.2f\n",
       preset, device->str(), dtype_name, param_count / 1e9, batch, seq, seconds * 1e3,
       tokens_per_s, mfu, PeakMemoryGiB(*device), tokens_per_s / 81000.0);
+  std::cout << absl::StrFormat("host time to issue a step %.1f ms (%.0f%% of the step)\n",
+                               enqueued * 1e3, 100 * enqueued / seconds);
+  if (breakdown) {
+    PhaseTimes times;
+    for (int64_t i = 0; i < steps; ++i) TrainStep(*model, optimizer, ids, &times);
+    std::cout << absl::StrFormat(
+        "phases (synchronised): forward %.1f ms  loss %.1f ms  backward %.1f ms  "
+        "optimizer %.1f ms\n",
+        times.forward * 1e3 / steps, times.loss * 1e3 / steps, times.backward * 1e3 / steps,
+        times.optimizer * 1e3 / steps);
+  }
   return 0;
 }
 

@@ -4,7 +4,8 @@
 # (common/torch_pch.h, built once for rollout_common) brings that to a few seconds.
 # Every target that includes LibTorch calls rollout_use_torch_pch().
 
-set(ROLLOUT_WARNINGS -Wall -Wextra -Wno-unused-parameter -Winvalid-pch)
+# C++ sources only (nvcc takes other flags).
+set(ROLLOUT_WARNINGS $<$<COMPILE_LANGUAGE:CXX>:-Wall;-Wextra;-Wno-unused-parameter;-Winvalid-pch>)
 
 function(rollout_use_torch_pch target)
   if(target STREQUAL "rollout_common")

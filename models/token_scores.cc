@@ -2,6 +2,10 @@
 
 #include <ATen/ATen.h>
 
+#ifdef ROLLOUT_WITH_CUDA
+#include "models/fused_token_scores.h"
+#endif
+
 namespace rollout::models {
 
 TokenScores ScoreTokens(const CausalLM& model, const at::Tensor& hidden, const at::Tensor& targets,
@@ -22,11 +26,19 @@ TokenScores ScoreTokens(const CausalLM& model, const at::Tensor& hidden, const a
     const int64_t n = std::min(chunk_tokens, b * t - begin);
     at::Tensor logits = model.Logits(flat_hidden.narrow(0, begin, n));
     if (temperature != 1.0) logits = logits / temperature;
-    // Straight from the model dtype to a float32 result (one fused kernel on GPU, no
-    // float32 copy of the logits first).
+    const at::Tensor chunk_targets = flat_targets.narrow(0, begin, n);
+#ifdef ROLLOUT_WITH_CUDA
+    if (logits.is_cuda()) {
+      auto [log_prob, entropy] = FusedTokenScores(logits, chunk_targets);
+      log_probs.push_back(log_prob);
+      if (with_entropy) entropies.push_back(entropy);
+      continue;
+    }
+#endif
+    // Straight from the model dtype to a float32 result (no float32 copy of the
+    // logits first).
     const at::Tensor log_softmax = logits.log_softmax(-1, at::kFloat);
-    log_probs.push_back(
-        log_softmax.gather(-1, flat_targets.narrow(0, begin, n).unsqueeze(-1)).squeeze(-1));
+    log_probs.push_back(log_softmax.gather(-1, chunk_targets.unsqueeze(-1)).squeeze(-1));
     if (with_entropy) {
       // H = -sum p log p, from the same log-softmax (stable for large logits).
       entropies.push_back(-(log_softmax.exp() * log_softmax).sum(-1));

@@ -1,7 +1,9 @@
 // Per-token log-probabilities (and entropies) of a causal LM's outputs, computed from
 // final hidden states chunk by chunk so the float32 logits of the whole batch never
 // exist at once (verl's logprobs_from_logits / entropy_from_logits, fused with the LM
-// head). With autograd on, each chunk's graph keeps its logits until backward.
+// head). On CUDA the log-softmax, gather and entropy are one fused kernel per direction
+// (models/fused_token_scores.h); with autograd on, each chunk keeps only its logits (in
+// the model dtype) until backward.
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -1,0 +1,166 @@
+#include "models/cuda/token_scores_kernels.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cmath>
+
+namespace rollout::models::cuda {
+namespace {
+
+constexpr int kThreads = 1024;
+constexpr int kWarps = kThreads / 32;
+
+__device__ __forceinline__ float ToFloat(float v) { return v; }
+__device__ __forceinline__ float ToFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float ToFloat(__half v) { return __half2float(v); }
+
+template <typename T> __device__ __forceinline__ T FromFloat(float v);
+template <> __device__ __forceinline__ float FromFloat<float>(float v) { return v; }
+template <> __device__ __forceinline__ __nv_bfloat16 FromFloat<__nv_bfloat16>(float v) {
+  return __float2bfloat16(v);
+}
+template <> __device__ __forceinline__ __half FromFloat<__half>(float v) { return __float2half(v); }
+
+// Running softmax statistics relative to a running max m:
+//   sum = sum_j exp(x_j - m),  weighted = sum_j exp(x_j - m) * x_j
+struct Stats {
+  float max;
+  float sum;
+  float weighted;
+};
+
+__device__ __forceinline__ Stats Combine(Stats a, Stats b) {
+  if (b.sum == 0.f) return a;
+  if (a.sum == 0.f) return b;
+  const float m = fmaxf(a.max, b.max);
+  const float ca = __expf(a.max - m);
+  const float cb = __expf(b.max - m);
+  return {m, a.sum * ca + b.sum * cb, a.weighted * ca + b.weighted * cb};
+}
+
+__device__ Stats BlockReduce(Stats s) {
+  __shared__ Stats partial[kWarps];
+  for (int offset = 16; offset > 0; offset /= 2) {
+    Stats other = {__shfl_down_sync(0xffffffff, s.max, offset),
+                   __shfl_down_sync(0xffffffff, s.sum, offset),
+                   __shfl_down_sync(0xffffffff, s.weighted, offset)};
+    s = Combine(s, other);
+  }
+  const int warp = threadIdx.x / 32;
+  if (threadIdx.x % 32 == 0) partial[warp] = s;
+  __syncthreads();
+  if (warp == 0) {
+    s = threadIdx.x < kWarps ? partial[threadIdx.x] : Stats{-INFINITY, 0.f, 0.f};
+    for (int offset = 16; offset > 0; offset /= 2) {
+      Stats other = {__shfl_down_sync(0xffffffff, s.max, offset),
+                     __shfl_down_sync(0xffffffff, s.sum, offset),
+                     __shfl_down_sync(0xffffffff, s.weighted, offset)};
+      s = Combine(s, other);
+    }
+  }
+  return s;  // valid in thread 0
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    ForwardKernel(const T* __restrict__ logits, const int64_t* __restrict__ targets,
+                  int64_t vocab, float* log_probs, float* lse_out, float* entropy) {
+  const int64_t row = blockIdx.x;
+  const T* x = logits + row * vocab;
+  Stats s = {-INFINITY, 0.f, 0.f};
+  for (int64_t j = threadIdx.x; j < vocab; j += kThreads) {
+    const float v = ToFloat(x[j]);
+    if (v > s.max) {
+      const float c = __expf(s.max - v);
+      s = {v, s.sum * c, s.weighted * c};
+    }
+    const float e = __expf(v - s.max);
+    s.sum += e;
+    s.weighted += e * v;
+  }
+  s = BlockReduce(s);
+  if (threadIdx.x == 0) {
+    const float lse = s.max + logf(s.sum);
+    lse_out[row] = lse;
+    log_probs[row] = ToFloat(x[targets[row]]) - lse;
+    entropy[row] = lse - s.weighted / s.sum;
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads)
+    BackwardKernel(const T* __restrict__ logits, const int64_t* __restrict__ targets,
+                   const float* __restrict__ lse, const float* __restrict__ entropy,
+                   const float* grad_log_probs, const float* grad_entropy, int64_t vocab,
+                   T* __restrict__ grad_logits) {
+  const int64_t row = blockIdx.x;
+  const T* x = logits + row * vocab;
+  T* gx = grad_logits + row * vocab;
+  const float l = lse[row];
+  const float mean_x = l - entropy[row];  // E_p[x]
+  const float g1 = grad_log_probs != nullptr ? grad_log_probs[row] : 0.f;
+  const float g2 = grad_entropy != nullptr ? grad_entropy[row] : 0.f;
+  const int64_t target = targets[row];
+  for (int64_t j = threadIdx.x; j < vocab; j += kThreads) {
+    const float v = ToFloat(x[j]);
+    const float p = __expf(v - l);
+    // d logp_t / dx_j = [j == t] - p_j;  d H / dx_j = -p_j (x_j - E_p[x])
+    float g = -g1 * p - g2 * p * (v - mean_x);
+    if (j == target) g += g1;
+    gx[j] = FromFloat<T>(g);
+  }
+}
+
+template <typename T>
+void Forward(const void* logits, const int64_t* targets, int64_t rows, int64_t vocab,
+             float* log_probs, float* lse, float* entropy, cudaStream_t stream) {
+  if (rows == 0) return;
+  ForwardKernel<T><<<rows, kThreads, 0, stream>>>(static_cast<const T*>(logits), targets, vocab,
+                                                 log_probs, lse, entropy);
+}
+
+template <typename T>
+void Backward(const void* logits, const int64_t* targets, const float* lse, const float* entropy,
+              const float* grad_log_probs, const float* grad_entropy, int64_t rows,
+              int64_t vocab, void* grad_logits, cudaStream_t stream) {
+  if (rows == 0) return;
+  BackwardKernel<T><<<rows, kThreads, 0, stream>>>(
+      static_cast<const T*>(logits), targets, lse, entropy, grad_log_probs, grad_entropy, vocab,
+      static_cast<T*>(grad_logits));
+}
+
+}  // namespace
+
+void LaunchTokenScoresForward(LogitsDtype dtype, const void* logits, const int64_t* targets,
+                              int64_t rows, int64_t vocab, float* log_probs, float* lse,
+                              float* entropy, cudaStream_t stream) {
+  switch (dtype) {
+    case LogitsDtype::kFloat32:
+      return Forward<float>(logits, targets, rows, vocab, log_probs, lse, entropy, stream);
+    case LogitsDtype::kBFloat16:
+      return Forward<__nv_bfloat16>(logits, targets, rows, vocab, log_probs, lse, entropy, stream);
+    case LogitsDtype::kFloat16:
+      return Forward<__half>(logits, targets, rows, vocab, log_probs, lse, entropy, stream);
+  }
+}
+
+void LaunchTokenScoresBackward(LogitsDtype dtype, const void* logits, const int64_t* targets,
+                               const float* lse, const float* entropy,
+                               const float* grad_log_probs, const float* grad_entropy,
+                               int64_t rows, int64_t vocab, void* grad_logits,
+                               cudaStream_t stream) {
+  switch (dtype) {
+    case LogitsDtype::kFloat32:
+      return Backward<float>(logits, targets, lse, entropy, grad_log_probs, grad_entropy, rows,
+                             vocab, grad_logits, stream);
+    case LogitsDtype::kBFloat16:
+      return Backward<__nv_bfloat16>(logits, targets, lse, entropy, grad_log_probs, grad_entropy,
+                                     rows, vocab, grad_logits, stream);
+    case LogitsDtype::kFloat16:
+      return Backward<__half>(logits, targets, lse, entropy, grad_log_probs, grad_entropy, rows,
+                              vocab, grad_logits, stream);
+  }
+}
+
+}  // namespace rollout::models::cuda

@@ -1,0 +1,65 @@
+// The fused CUDA token-score kernels against the plain ATen computation in float32.
+#include "models/fused_token_scores.h"
+
+#include <ATen/ATen.h>
+#include <gtest/gtest.h>
+
+namespace rollout::models {
+namespace {
+
+struct Reference {
+  at::Tensor log_probs, entropy, grad;
+};
+
+// d/dlogits of sum(w1 * log_probs) + sum(w2 * entropy), all in float32.
+Reference ReferenceScores(const at::Tensor& logits, const at::Tensor& targets,
+                          const at::Tensor& w1, const at::Tensor& w2) {
+  at::Tensor x = logits.detach().to(at::kFloat).set_requires_grad(true);
+  const at::Tensor log_softmax = x.log_softmax(-1);
+  const at::Tensor log_probs = log_softmax.gather(-1, targets.unsqueeze(-1)).squeeze(-1);
+  const at::Tensor entropy = -(log_softmax.exp() * log_softmax).sum(-1);
+  ((log_probs * w1).sum() + (entropy * w2).sum()).backward();
+  return {log_probs.detach(), entropy.detach(), x.grad()};
+}
+
+class FusedTokenScoresTest : public ::testing::TestWithParam<c10::ScalarType> {};
+
+TEST_P(FusedTokenScoresTest, MatchesFloat32ReferenceValuesAndGradients) {
+  const c10::ScalarType dtype = GetParam();
+  const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
+  at::manual_seed(3);
+  const int64_t rows = 37, vocab = 151936;
+  const at::Tensor logits = (at::randn({rows, vocab}, cuda) * 3).to(dtype);
+  const at::Tensor targets = at::randint(0, vocab, {rows}, cuda.dtype(at::kLong));
+  const at::Tensor w1 = at::randn({rows}, cuda);
+  const at::Tensor w2 = at::randn({rows}, cuda);
+  const Reference want = ReferenceScores(logits, targets, w1, w2);
+
+  at::Tensor x = logits.detach().clone().set_requires_grad(true);
+  auto [log_probs, entropy] = FusedTokenScores(x, targets);
+  ((log_probs * w1).sum() + (entropy * w2).sum()).backward();
+  EXPECT_EQ(log_probs.scalar_type(), at::kFloat);
+  EXPECT_LT((log_probs - want.log_probs).abs().max().item<float>(), 1e-3);
+  EXPECT_LT((entropy - want.entropy).abs().max().item<float>(), 1e-3);
+  ASSERT_EQ(x.grad().scalar_type(), dtype);
+  // Gradients are stored in the logits' dtype: compare relative to its resolution
+  // (float32 within the fast exp's error).
+  const double relative = dtype == at::kFloat ? 1e-5 : dtype == at::kHalf ? 1e-3 : 8e-3;
+  const double scale = want.grad.abs().max().item<double>();
+  EXPECT_LT((x.grad().to(at::kFloat) - want.grad).abs().max().item<double>(), relative * scale);
+}
+
+INSTANTIATE_TEST_SUITE_P(Dtypes, FusedTokenScoresTest,
+                         ::testing::Values(at::kFloat, at::kBFloat16, at::kHalf));
+
+TEST(FusedTokenScores, OnlyLogProbsUsedLeavesEntropyGradientOut) {
+  const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
+  at::Tensor x = at::randn({4, 1000}, cuda).set_requires_grad(true);
+  const at::Tensor targets = at::randint(0, 1000, {4}, cuda.dtype(at::kLong));
+  FusedTokenScores(x, targets).first.sum().backward();
+  const at::Tensor want = ReferenceScores(x, targets, at::ones({4}, cuda), at::zeros({4}, cuda)).grad;
+  EXPECT_LT((x.grad() - want).abs().max().item<float>(), 1e-6);
+}
+
+}  // namespace
+}  // namespace rollout::models
