@@ -171,57 +171,20 @@ at::Tensor CausalLM::Project(const Linear& linear, const at::Tensor& x) const {
 }
 
 at::Tensor CausalLM::Mlp(const DecoderLayer& layer, const at::Tensor& x) const {
-  if (Fused(x, {&layer.gate_proj, &layer.up_proj})) {
-    const int64_t inner = config_.intermediate_size;
-    const at::Tensor bias =
-        config_.mlp_bias ? at::cat({layer.gate_proj.bias(), layer.up_proj.bias()}) : at::Tensor();
-    const at::Tensor gate_up =
-        at::linear(x, at::cat({layer.gate_proj.weight(), layer.up_proj.weight()}), bias);
-    return Project(layer.down_proj,
-                   at::silu(gate_up.narrow(-1, 0, inner)) * gate_up.narrow(-1, inner, inner));
-  }
   return Project(layer.down_proj,
                  at::silu(Project(layer.gate_proj, x)) * Project(layer.up_proj, x));
-}
-
-// On CUDA, layers without adapters run q/k/v (and gate/up) as one GEMM over the
-// concatenated weights, and RoPE once over q and k together: fewer, larger kernels.
-// The CPU path keeps one GEMM per projection (bit-stable for the parity tests).
-bool CausalLM::Fused(const at::Tensor& x, std::initializer_list<const Linear*> linears) const {
-  if (!x.is_cuda()) return false;
-  for (const Linear* linear : linears) {
-    if (linear->has_adapter()) return false;
-  }
-  return true;
 }
 
 at::Tensor CausalLM::Attention(const DecoderLayer& layer, int64_t index, const at::Tensor& x,
                                const at::Tensor& cos, const at::Tensor& sin,
                                const at::Tensor& mask, KvCache* cache) const {
   // x: [B, T, H] (Forward) or [N, H] (ForwardStep); heads are split off the last dim.
-  const int64_t q_heads = config_.num_attention_heads;
-  const int64_t kv_heads = config_.num_key_value_heads;
   std::vector<int64_t> head_shape = x.sizes().vec();
   head_shape.back() = -1;
   head_shape.push_back(config_.head_dim);
-  at::Tensor q, k, v;
-  if (Fused(x, {&layer.q_proj, &layer.k_proj, &layer.v_proj})) {
-    const at::Tensor weight =
-        at::cat({layer.q_proj.weight(), layer.k_proj.weight(), layer.v_proj.weight()});
-    const at::Tensor bias =
-        config_.attention_bias
-            ? at::cat({layer.q_proj.bias(), layer.k_proj.bias(), layer.v_proj.bias()})
-            : at::Tensor();
-    const at::Tensor qkv = at::linear(x, weight, bias).view(head_shape);
-    const at::Tensor qk = Rope::Apply(qkv.narrow(-2, 0, q_heads + kv_heads), cos, sin);
-    q = qk.narrow(-2, 0, q_heads);
-    k = qk.narrow(-2, q_heads, kv_heads);
-    v = qkv.narrow(-2, q_heads + kv_heads, kv_heads);
-  } else {
-    q = Rope::Apply(Project(layer.q_proj, x).view(head_shape), cos, sin);
-    k = Rope::Apply(Project(layer.k_proj, x).view(head_shape), cos, sin);
-    v = Project(layer.v_proj, x).view(head_shape);
-  }
+  const at::Tensor q = Rope::Apply(Project(layer.q_proj, x).view(head_shape), cos, sin);
+  const at::Tensor k = Rope::Apply(Project(layer.k_proj, x).view(head_shape), cos, sin);
+  const at::Tensor v = Project(layer.v_proj, x).view(head_shape);
   const double scale = 1.0 / std::sqrt(static_cast<double>(config_.head_dim));
   at::Tensor out;
   if (cache != nullptr) {
@@ -236,7 +199,7 @@ at::Tensor CausalLM::Attention(const DecoderLayer& layer, int64_t index, const a
               .transpose(1, 2);
   }
   std::vector<int64_t> merged_shape = x.sizes().vec();
-  merged_shape.back() = q_heads * config_.head_dim;
+  merged_shape.back() = config_.num_attention_heads * config_.head_dim;
   return Project(layer.o_proj, out.reshape(merged_shape));
 }
 

@@ -22,7 +22,6 @@
 
 #include <ATen/core/Tensor.h>
 
-#include <initializer_list>
 #include <memory>
 #include <string>
 #include <utility>
@@ -101,8 +100,6 @@ class CausalLM {
                        const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& mask,
                        KvCache* cache) const;
   at::Tensor Mlp(const DecoderLayer& layer, const at::Tensor& x) const;
-  // Whether `linears` (which read the same input) run as one GEMM for `x`.
-  bool Fused(const at::Tensor& x, std::initializer_list<const Linear*> linears) const;
   at::Tensor RmsNorm(const at::Tensor& x, const at::Tensor& weight) const;
   at::Tensor Project(const Linear& linear, const at::Tensor& x) const;
 
