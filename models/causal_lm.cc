@@ -26,7 +26,7 @@ std::vector<int64_t> ShapeOf(const at::Tensor& t) { return t.sizes().vec(); }
 
 // The shape every parameter must have, in HF names.
 std::vector<std::pair<std::string, std::vector<int64_t>>> ExpectedShapes(
-    const TransformerConfig& c) {
+    const TransformerConfig& c, bool with_lm_head) {
   const int64_t q_out = c.num_attention_heads * c.head_dim;
   const int64_t kv_out = c.num_key_value_heads * c.head_dim;
   std::vector<std::pair<std::string, std::vector<int64_t>>> shapes = {
@@ -54,7 +54,9 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> ExpectedShapes(
     }
   }
   shapes.push_back({"model.norm.weight", {c.hidden_size}});
-  if (!c.tie_word_embeddings) shapes.push_back({"lm_head.weight", {c.vocab_size, c.hidden_size}});
+  if (with_lm_head && !c.tie_word_embeddings) {
+    shapes.push_back({"lm_head.weight", {c.vocab_size, c.hidden_size}});
+  }
   return shapes;
 }
 
@@ -67,7 +69,7 @@ CausalLM::CausalLM(TransformerConfig config, const LoadOptions& options)
   const at::TensorOptions t = at::TensorOptions().dtype(options.dtype).device(options.device);
   embed_tokens_ = at::empty({0}, t);
   norm_ = at::empty({0}, t);
-  if (!config_.tie_word_embeddings) lm_head_ = at::empty({0}, t);
+  if (options.with_lm_head && !config_.tie_word_embeddings) lm_head_ = at::empty({0}, t);
   layers_.resize(config_.num_hidden_layers);
   for (DecoderLayer& layer : layers_) {
     layer.input_layernorm = at::empty({0}, t);
@@ -95,7 +97,7 @@ absl::StatusOr<std::unique_ptr<CausalLM>> CausalLM::Load(const std::string& dir,
   ASSIGN_OR_RETURN(std::unique_ptr<SafetensorsReader> reader, SafetensorsReader::OpenDirectory(dir));
   std::unique_ptr<CausalLM> model(new CausalLM(config, options));
   std::map<std::string, std::vector<int64_t>> expected;
-  for (auto& [name, shape] : ExpectedShapes(config)) expected[name] = shape;
+  for (auto& [name, shape] : ExpectedShapes(config, options.with_lm_head)) expected[name] = shape;
   for (auto& [name, param] : model->NamedParameters()) {
     if (!reader->Has(name)) {
       return absl::NotFoundError(absl::StrCat("model ", dir, " has no tensor ", name));
@@ -118,7 +120,7 @@ std::unique_ptr<CausalLM> CausalLM::RandomInit(const TransformerConfig& config, 
   for (auto& [name, param] : model->NamedParameters()) params[name] = param;
   at::Generator generator = at::detail::createCPUGenerator(seed);
   c10::NoGradGuard no_grad;
-  for (auto& [name, shape] : ExpectedShapes(config)) {
+  for (auto& [name, shape] : ExpectedShapes(config, options.with_lm_head)) {
     at::Tensor value;
     if (absl::EndsWith(name, "norm.weight")) {
       value = at::ones(shape, at::kFloat);
@@ -137,12 +139,16 @@ std::unique_ptr<CausalLM> CausalLM::RandomInit(const TransformerConfig& config, 
   return model;
 }
 
-absl::Status CausalLM::Save(const std::string& dir) const {
-  RETURN_IF_ERROR(MakeDirectories(dir));
+std::map<std::string, at::Tensor> CausalLM::BaseTensors() const {
   std::map<std::string, at::Tensor> tensors;
   for (const auto& [name, param] : NamedParameters()) tensors[name] = *param;
-  // The base weights, also for adapters that are merged right now.
   for (const auto& [name, linear] : NamedLinears()) tensors[name + ".weight"] = linear->base_weight();
+  return tensors;
+}
+
+absl::Status CausalLM::Save(const std::string& dir) const {
+  RETURN_IF_ERROR(MakeDirectories(dir));
+  const std::map<std::string, at::Tensor> tensors = BaseTensors();
   RETURN_IF_ERROR(WriteSafetensors(JoinPath(dir, "model.safetensors"),
                                    {tensors.begin(), tensors.end()}, {{"format", "pt"}}));
   RETURN_IF_ERROR(WriteFileAtomically(JoinPath(dir, "config.json"), HfConfigJson(config_)));
@@ -269,7 +275,7 @@ std::vector<std::pair<std::string, const at::Tensor*>> CausalLM::NamedParameters
     if (linear->bias().defined()) out.emplace_back(name + ".bias", &linear->bias());
   }
   out.emplace_back("model.norm.weight", &norm_);
-  if (!config_.tie_word_embeddings) out.emplace_back("lm_head.weight", &lm_head_);
+  if (lm_head_.defined()) out.emplace_back("lm_head.weight", &lm_head_);
   return out;
 }
 

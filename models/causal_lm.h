@@ -22,6 +22,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <map>
 #include <memory>
 #include <string>
 #include <utility>
@@ -45,6 +46,9 @@ struct DecoderLayer {
 struct LoadOptions {
   c10::ScalarType dtype = at::kFloat;
   c10::Device device = c10::Device(c10::kCPU);
+  // False for a backbone only (the value model): an untied lm_head.weight is neither
+  // required nor loaded, and Logits() must not be called.
+  bool with_lm_head = true;
 };
 
 class CausalLM {
@@ -80,6 +84,10 @@ class CausalLM {
   at::Tensor Logits(const at::Tensor& hidden) const;
   const at::Tensor& lm_head_weight() const;
 
+  // What Save() writes: every parameter by HF name, linear layers with their base
+  // weights (also while LoRA is merged).
+  std::map<std::string, at::Tensor> BaseTensors() const;
+
   // Every base parameter with its HF name; for a tied model no lm_head.weight.
   std::vector<std::pair<std::string, at::Tensor*>> NamedParameters();
   std::vector<std::pair<std::string, const at::Tensor*>> NamedParameters() const;
@@ -108,7 +116,7 @@ class CausalLM {
   at::Tensor embed_tokens_;  // [V, H]
   std::vector<DecoderLayer> layers_;
   at::Tensor norm_;          // [H]
-  at::Tensor lm_head_;       // [V, H]; undefined when tied to embed_tokens_
+  at::Tensor lm_head_;       // [V, H]; undefined when tied or without an LM head
   bool training_ = false;
   bool adapters_enabled_ = true;
 };

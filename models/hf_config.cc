@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
 #include "common/status_macros.h"
@@ -210,6 +211,23 @@ Json EosJson(const std::vector<int64_t>& ids) {
   return ids;
 }
 
+// `architectures: [XForTokenClassification]` with one label makes a value model.
+absl::Status ParseHead(const Json& json, const Fields& fields, TransformerConfig& c) {
+  const auto architectures = json.find("architectures");
+  if (architectures == json.end() || !architectures->is_array()) return absl::OkStatus();
+  for (const Json& name : *architectures) {
+    if (!name.is_string() || !absl::EndsWith(name.get<std::string>(), "ForTokenClassification")) {
+      continue;
+    }
+    const auto labels = json.find("id2label");
+    if (labels != json.end() && labels->is_object() && labels->size() != 1) {
+      return fields.Error("id2label", "must have exactly one label for a value model");
+    }
+    c.head = "value";
+  }
+  return absl::OkStatus();
+}
+
 }  // namespace
 
 absl::StatusOr<TransformerConfig> ParseHfConfig(const std::string& json_text,
@@ -232,6 +250,7 @@ absl::StatusOr<TransformerConfig> ParseHfConfig(const std::string& json_text,
   RETURN_IF_ERROR(fields.TokenId("bos_token_id", &c.bos_token_id));
   RETURN_IF_ERROR(fields.TokenId("pad_token_id", &c.pad_token_id));
   RETURN_IF_ERROR(fields.TokenIds("eos_token_id", &c.eos_token_ids));
+  RETURN_IF_ERROR(ParseHead(json, fields, c));
   return c;
 }
 
@@ -250,8 +269,9 @@ absl::StatusOr<TransformerConfig> LoadHfConfig(const std::string& dir) {
 
 std::string HfConfigJson(const TransformerConfig& c) {
   const bool qwen2 = c.model_type == "qwen2";
+  const std::string suffix = c.head == "value" ? "ForTokenClassification" : "ForCausalLM";
   Json json = {
-      {"architectures", Json::array({qwen2 ? "Qwen2ForCausalLM" : "LlamaForCausalLM"})},
+      {"architectures", Json::array({(qwen2 ? "Qwen2" : "Llama") + suffix})},
       {"model_type", c.model_type},
       {"vocab_size", c.vocab_size},
       {"hidden_size", c.hidden_size},
@@ -274,6 +294,10 @@ std::string HfConfigJson(const TransformerConfig& c) {
       {"transformers_version", kTransformersVersion},
       {"use_cache", true},
   };
+  if (c.head == "value") {
+    json["id2label"] = {{"0", "LABEL_0"}};
+    json["label2id"] = {{"LABEL_0", 0}};
+  }
   if (c.rope_scaling.type != "default") {
     const RopeScaling& s = c.rope_scaling;
     json["rope_scaling"] = {

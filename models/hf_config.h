@@ -24,6 +24,9 @@ struct RopeScaling {
 
 struct TransformerConfig {
   std::string model_type;  // "qwen2" | "llama"
+  // "causal_lm" (XForCausalLM) or "value": a token-classification model with one label
+  // (XForTokenClassification), the critic's value model as verl builds it.
+  std::string head = "causal_lm";
   int64_t vocab_size = 0;
   int64_t hidden_size = 0;
   int64_t intermediate_size = 0;

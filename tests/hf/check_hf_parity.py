@@ -6,9 +6,10 @@ repository root after building:
     python3 tests/hf/check_hf_parity.py BUILD_DIR
 
 1. export_for_hf writes the tiny fixture model (saved by CausalLM::Save), a LoRA
-   adapter in PEFT format, and our float32 logits with and without the adapter.
-   transformers' AutoModelForCausalLM and peft's PeftModel load them; logits must
-   agree within 1e-4.
+   adapter in PEFT format, a value model, a Llama with Llama 3 RoPE scaling, and our
+   float32 outputs for each. transformers (AutoModelForCausalLM,
+   AutoModelForTokenClassification) and peft (PeftModel) load them; outputs must agree
+   within 1e-4.
 2. `rollout init-model --preset qwen2.5-0.5b` (full width and depth, the fixture's
    vocabulary) is scored by `rollout score` on cuda:0 in bfloat16 and by transformers
    in bfloat16; per-token log-probs must agree within bf16 tolerance.
@@ -46,6 +47,19 @@ def export_checks(build, tmp):
         adapted = lora(ids).logits[0]
     lora_err = (adapted - torch.tensor(expect["lora_logits"])).abs().max().item()
     ok &= check("peft loads our LoRA adapter", lora_err < 1e-4, f"max |logit diff| {lora_err:.2e}")
+    from transformers import AutoModelForTokenClassification
+    value = AutoModelForTokenClassification.from_pretrained(f"{tmp}/value", dtype=torch.float32)
+    with torch.no_grad():
+        values = value(ids).logits[0, :, 0]
+    value_err = (values - torch.tensor(expect["values"])).abs().max().item()
+    ok &= check("transformers loads our value model (token classification)", value_err < 1e-4,
+                f"max |value diff| {value_err:.2e}")
+    llama = AutoModelForCausalLM.from_pretrained(f"{tmp}/llama", dtype=torch.float32)
+    with torch.no_grad():
+        llama_logits = llama(ids).logits[0]
+    llama_err = (llama_logits - torch.tensor(expect["llama_logits"])).abs().max().item()
+    ok &= check("transformers loads our Llama (Llama 3 RoPE scaling, untied head)",
+                llama_err < 1e-4, f"max |logit diff| {llama_err:.2e}")
     return ok
 
 

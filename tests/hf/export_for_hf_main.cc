@@ -1,8 +1,10 @@
 // Writes what tests/hf/check_hf_parity.py loads with HF transformers and peft:
 //   OUT/model     the tiny Qwen2 fixture, saved by CausalLM::Save
 //   OUT/adapter   a LoRA adapter (PEFT format) with non-zero weights
-//   OUT/expect.json  {"ids": [...], "base_logits": [[...]], "lora_logits": [[...]]}
-//                    our float32 logits for every position, without and with the adapter
+//   OUT/value     a value model (XForTokenClassification) started from the fixture
+//   OUT/llama     a random Llama model with Llama 3 RoPE scaling and an untied LM head
+//   OUT/expect.json  {"ids", "base_logits", "lora_logits", "values", "llama_logits"}:
+//                    our float32 outputs for every position
 // usage: export_for_hf OUT
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
@@ -14,6 +16,7 @@
 #include "common/file_util.h"
 #include "models/causal_lm.h"
 #include "models/lora.h"
+#include "models/value_model.h"
 
 namespace rollout::models {
 namespace {
@@ -31,6 +34,40 @@ std::vector<std::vector<float>> LogitsOf(const CausalLM& model, const std::vecto
     rows.emplace_back(row, row + logits.size(1));
   }
   return rows;
+}
+
+// The fixture's shape as a Llama with Llama 3 frequency scaling (a short original
+// context, so the scaling changes the low frequencies even at small positions).
+TransformerConfig LlamaConfig(TransformerConfig c) {
+  c.model_type = "llama";
+  c.attention_bias = false;
+  c.tie_word_embeddings = false;
+  c.rope_theta = 500000.0;
+  c.rope_scaling.type = "llama3";
+  c.rope_scaling.factor = 8.0;
+  c.rope_scaling.low_freq_factor = 1.0;
+  c.rope_scaling.high_freq_factor = 4.0;
+  c.rope_scaling.original_max_position_embeddings = 64;
+  return c;
+}
+
+absl::Status ExportValueAndLlama(const std::string& out, const std::vector<int64_t>& ids,
+                                 nlohmann::json* expect) {
+  absl::StatusOr<std::unique_ptr<ValueModel>> value =
+      ValueModel::Load("tests/data/tiny-qwen2", LoadOptions(), /*seed=*/3);
+  if (!value.ok()) return value.status();
+  {
+    c10::NoGradGuard no_grad;
+    const int64_t t = ids.size();
+    const at::Tensor values = (*value)->Values(at::tensor(ids, at::kLong).view({1, t}),
+                                               at::arange(t, at::kLong).view({1, t}), at::Tensor())[0];
+    (*expect)["values"] = std::vector<float>(values.data_ptr<float>(), values.data_ptr<float>() + t);
+  }
+  if (absl::Status s = (*value)->Save(JoinPath(out, "value")); !s.ok()) return s;
+  std::unique_ptr<CausalLM> llama =
+      CausalLM::RandomInit(LlamaConfig((*value)->backbone().config()), /*seed=*/7, LoadOptions());
+  (*expect)["llama_logits"] = LogitsOf(*llama, ids);
+  return llama->Save(JoinPath(out, "llama"));
 }
 
 int Main(int argc, char** argv) {
@@ -60,6 +97,7 @@ int Main(int argc, char** argv) {
     expect["lora_logits"] = LogitsOf(**model, ids);
     status = SaveLoraAdapter(**model, lora, JoinPath(out, "adapter"), JoinPath(out, "model"));
   }
+  if (status.ok()) status = ExportValueAndLlama(out, ids, &expect);
   if (status.ok()) status = WriteFileAtomically(JoinPath(out, "expect.json"), expect.dump());
   if (!status.ok()) {
     std::cerr << status << "\n";
