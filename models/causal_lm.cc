@@ -15,6 +15,10 @@
 #include "common/status_macros.h"
 #include "common/torch_compat.h"
 #include "models/attention_mask.h"
+
+#ifdef ROLLOUT_WITH_CUDA
+#include "models/fused_elementwise.h"
+#endif
 #include "models/safetensors.h"
 
 namespace rollout::models {
@@ -177,8 +181,12 @@ at::Tensor CausalLM::Project(const Linear& linear, const at::Tensor& x) const {
 }
 
 at::Tensor CausalLM::Mlp(const DecoderLayer& layer, const at::Tensor& x) const {
-  return Project(layer.down_proj,
-                 at::silu(Project(layer.gate_proj, x)) * Project(layer.up_proj, x));
+  const at::Tensor gate = Project(layer.gate_proj, x);
+  const at::Tensor up = Project(layer.up_proj, x);
+#ifdef ROLLOUT_WITH_CUDA
+  if (gate.is_cuda()) return Project(layer.down_proj, FusedSwiglu(gate, up));
+#endif
+  return Project(layer.down_proj, at::silu(gate) * up);
 }
 
 at::Tensor CausalLM::Attention(const DecoderLayer& layer, int64_t index, const at::Tensor& x,

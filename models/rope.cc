@@ -4,6 +4,10 @@
 
 #include <cmath>
 
+#ifdef ROLLOUT_WITH_CUDA
+#include "models/fused_elementwise.h"
+#endif
+
 namespace rollout::models {
 namespace {
 
@@ -43,6 +47,9 @@ std::pair<at::Tensor, at::Tensor> Rope::CosSin(const at::Tensor& positions,
 }
 
 at::Tensor Rope::Apply(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
+#ifdef ROLLOUT_WITH_CUDA
+  if (x.is_cuda()) return FusedRope(x, cos, sin);
+#endif
   // cos/sin S + [D] -> S + [1, D], broadcast over the heads dimension of x.
   return x * cos.unsqueeze(-2) + RotateHalf(x) * sin.unsqueeze(-2);
 }

@@ -20,7 +20,8 @@ class Rope {
   std::pair<at::Tensor, at::Tensor> CosSin(const at::Tensor& positions, c10::ScalarType dtype) const;
 
   // x [S..., heads, head_dim] rotated by cos/sin of shape S + [head_dim] (broadcast
-  // over heads), all in one dtype.
+  // over heads), all in one dtype. CUDA tensors take the fused kernel
+  // (models/fused_elementwise.h).
   static at::Tensor Apply(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin);
 
   const at::Tensor& inv_freq() const { return inv_freq_; }
