@@ -6,6 +6,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include "models/cuda/elementwise_kernels.h"
+#include "models/fused_kernel_support.h"
 
 namespace rollout::models {
 namespace {
@@ -13,22 +14,13 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
-cuda::LogitsDtype KernelDtype(c10::ScalarType type) {
-  switch (type) {
-    case at::kBFloat16: return cuda::LogitsDtype::kBFloat16;
-    case at::kHalf: return cuda::LogitsDtype::kFloat16;
-    case at::kFloat: return cuda::LogitsDtype::kFloat32;
-    default: TORCH_CHECK(false, "fused elementwise kernels: unsupported dtype ", type);
-  }
-}
-
 struct SwigluFunction : public torch::autograd::Function<SwigluFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& gate_in, const at::Tensor& up_in) {
     const at::Tensor gate = gate_in.contiguous();
     const at::Tensor up = up_in.contiguous();
     const c10::cuda::CUDAGuard guard(gate.device());
     at::Tensor out = at::empty_like(gate);
-    cuda::LaunchSwigluForward(KernelDtype(gate.scalar_type()), gate.data_ptr(), up.data_ptr(),
+    cuda::LaunchSwigluForward(KernelElementType(gate.scalar_type()), gate.data_ptr(), up.data_ptr(),
                               gate.numel(), out.data_ptr(), at::cuda::getCurrentCUDAStream());
     ctx->save_for_backward({gate, up});
     return out;
@@ -40,7 +32,7 @@ struct SwigluFunction : public torch::autograd::Function<SwigluFunction> {
     const c10::cuda::CUDAGuard guard(grad_out.device());
     at::Tensor grad_gate = at::empty_like(saved[0]);
     at::Tensor grad_up = at::empty_like(saved[1]);
-    cuda::LaunchSwigluBackward(KernelDtype(grad_out.scalar_type()), saved[0].data_ptr(),
+    cuda::LaunchSwigluBackward(KernelElementType(grad_out.scalar_type()), saved[0].data_ptr(),
                                saved[1].data_ptr(), grad_out.data_ptr(), grad_out.numel(),
                                grad_gate.data_ptr(), grad_up.data_ptr(),
                                at::cuda::getCurrentCUDAStream());
@@ -53,7 +45,7 @@ at::Tensor ApplyRope(const at::Tensor& x, const at::Tensor& cos, const at::Tenso
                      bool backward) {
   const c10::cuda::CUDAGuard guard(x.device());
   at::Tensor out = at::empty_like(x);
-  cuda::LaunchRope(KernelDtype(x.scalar_type()), x.data_ptr(), cos.data_ptr(), sin.data_ptr(),
+  cuda::LaunchRope(KernelElementType(x.scalar_type()), x.data_ptr(), cos.data_ptr(), sin.data_ptr(),
                    x.size(0), x.size(1), x.size(2), backward, out.data_ptr(),
                    at::cuda::getCurrentCUDAStream());
   return out;

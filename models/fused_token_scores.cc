@@ -6,21 +6,13 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include "models/cuda/token_scores_kernels.h"
+#include "models/fused_kernel_support.h"
 
 namespace rollout::models {
 namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
-
-cuda::LogitsDtype KernelDtype(c10::ScalarType type) {
-  switch (type) {
-    case at::kBFloat16: return cuda::LogitsDtype::kBFloat16;
-    case at::kHalf: return cuda::LogitsDtype::kFloat16;
-    case at::kFloat: return cuda::LogitsDtype::kFloat32;
-    default: TORCH_CHECK(false, "fused token scores: unsupported logits dtype ", type);
-  }
-}
 
 const float* OrNull(const at::Tensor& t) {
   return t.defined() ? t.data_ptr<float>() : nullptr;
@@ -37,7 +29,7 @@ struct TokenScoresFunction : public torch::autograd::Function<TokenScoresFunctio
     at::Tensor log_probs = at::empty({rows}, f32);
     at::Tensor lse = at::empty({rows}, f32);
     at::Tensor entropy = at::empty({rows}, f32);
-    cuda::LaunchTokenScoresForward(KernelDtype(logits.scalar_type()), logits.data_ptr(),
+    cuda::LaunchTokenScoresForward(KernelElementType(logits.scalar_type()), logits.data_ptr(),
                                    targets.data_ptr<int64_t>(), rows, logits.size(1),
                                    log_probs.data_ptr<float>(), lse.data_ptr<float>(),
                                    entropy.data_ptr<float>(), at::cuda::getCurrentCUDAStream());
@@ -52,7 +44,7 @@ struct TokenScoresFunction : public torch::autograd::Function<TokenScoresFunctio
     const at::Tensor grad_log_probs = grads[0].defined() ? grads[0].contiguous() : at::Tensor();
     const at::Tensor grad_entropy = grads[1].defined() ? grads[1].contiguous() : at::Tensor();
     at::Tensor grad_logits = at::empty_like(logits);
-    cuda::LaunchTokenScoresBackward(KernelDtype(logits.scalar_type()), logits.data_ptr(),
+    cuda::LaunchTokenScoresBackward(KernelElementType(logits.scalar_type()), logits.data_ptr(),
                                     saved[1].data_ptr<int64_t>(), saved[2].data_ptr<float>(),
                                     saved[3].data_ptr<float>(), OrNull(grad_log_probs),
                                     OrNull(grad_entropy), logits.size(0), logits.size(1),

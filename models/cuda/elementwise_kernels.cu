@@ -77,17 +77,17 @@ int Blocks(int64_t count) {
 }
 
 template <typename Fn>
-void Dispatch(LogitsDtype dtype, Fn&& fn) {
+void Dispatch(ElementType dtype, Fn&& fn) {
   switch (dtype) {
-    case LogitsDtype::kFloat32: return fn(float{});
-    case LogitsDtype::kBFloat16: return fn(__nv_bfloat16{});
-    case LogitsDtype::kFloat16: return fn(__half{});
+    case ElementType::kFloat32: return fn(float{});
+    case ElementType::kBFloat16: return fn(__nv_bfloat16{});
+    case ElementType::kFloat16: return fn(__half{});
   }
 }
 
 }  // namespace
 
-void LaunchSwigluForward(LogitsDtype dtype, const void* gate, const void* up, int64_t count,
+void LaunchSwigluForward(ElementType dtype, const void* gate, const void* up, int64_t count,
                          void* out, cudaStream_t stream) {
   if (count == 0) return;
   Dispatch(dtype, [&](auto zero) {
@@ -97,7 +97,7 @@ void LaunchSwigluForward(LogitsDtype dtype, const void* gate, const void* up, in
   });
 }
 
-void LaunchSwigluBackward(LogitsDtype dtype, const void* gate, const void* up,
+void LaunchSwigluBackward(ElementType dtype, const void* gate, const void* up,
                           const void* grad_out, int64_t count, void* grad_gate, void* grad_up,
                           cudaStream_t stream) {
   if (count == 0) return;
@@ -109,7 +109,7 @@ void LaunchSwigluBackward(LogitsDtype dtype, const void* gate, const void* up,
   });
 }
 
-void LaunchRope(LogitsDtype dtype, const void* x, const void* cos, const void* sin,
+void LaunchRope(ElementType dtype, const void* x, const void* cos, const void* sin,
                 int64_t tokens, int64_t heads, int64_t dim, bool backward, void* out,
                 cudaStream_t stream) {
   const int64_t count = tokens * heads * dim;

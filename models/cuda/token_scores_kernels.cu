@@ -132,32 +132,32 @@ void Backward(const void* logits, const int64_t* targets, const float* lse, cons
 
 }  // namespace
 
-void LaunchTokenScoresForward(LogitsDtype dtype, const void* logits, const int64_t* targets,
+void LaunchTokenScoresForward(ElementType dtype, const void* logits, const int64_t* targets,
                               int64_t rows, int64_t vocab, float* log_probs, float* lse,
                               float* entropy, cudaStream_t stream) {
   switch (dtype) {
-    case LogitsDtype::kFloat32:
+    case ElementType::kFloat32:
       return Forward<float>(logits, targets, rows, vocab, log_probs, lse, entropy, stream);
-    case LogitsDtype::kBFloat16:
+    case ElementType::kBFloat16:
       return Forward<__nv_bfloat16>(logits, targets, rows, vocab, log_probs, lse, entropy, stream);
-    case LogitsDtype::kFloat16:
+    case ElementType::kFloat16:
       return Forward<__half>(logits, targets, rows, vocab, log_probs, lse, entropy, stream);
   }
 }
 
-void LaunchTokenScoresBackward(LogitsDtype dtype, const void* logits, const int64_t* targets,
+void LaunchTokenScoresBackward(ElementType dtype, const void* logits, const int64_t* targets,
                                const float* lse, const float* entropy,
                                const float* grad_log_probs, const float* grad_entropy,
                                int64_t rows, int64_t vocab, void* grad_logits,
                                cudaStream_t stream) {
   switch (dtype) {
-    case LogitsDtype::kFloat32:
+    case ElementType::kFloat32:
       return Backward<float>(logits, targets, lse, entropy, grad_log_probs, grad_entropy, rows,
                              vocab, grad_logits, stream);
-    case LogitsDtype::kBFloat16:
+    case ElementType::kBFloat16:
       return Backward<__nv_bfloat16>(logits, targets, lse, entropy, grad_log_probs, grad_entropy,
                                      rows, vocab, grad_logits, stream);
-    case LogitsDtype::kFloat16:
+    case ElementType::kFloat16:
       return Backward<__half>(logits, targets, lse, entropy, grad_log_probs, grad_entropy, rows,
                               vocab, grad_logits, stream);
   }

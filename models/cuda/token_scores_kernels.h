@@ -12,19 +12,19 @@
 
 #include <cstdint>
 
-namespace rollout::models::cuda {
+#include "models/cuda/element_type.h"
 
-enum class LogitsDtype { kFloat32, kBFloat16, kFloat16 };
+namespace rollout::models::cuda {
 
 // logits [rows, vocab] contiguous; targets [rows] in [0, vocab).
 // Outputs [rows] float32: log_probs, lse (log-sum-exp, kept for backward), entropy.
-void LaunchTokenScoresForward(LogitsDtype dtype, const void* logits, const int64_t* targets,
+void LaunchTokenScoresForward(ElementType dtype, const void* logits, const int64_t* targets,
                               int64_t rows, int64_t vocab, float* log_probs, float* lse,
                               float* entropy, cudaStream_t stream);
 
 // grad_log_probs / grad_entropy [rows] float32, either may be null (zero gradient).
 // grad_logits [rows, vocab] in `dtype`, fully written.
-void LaunchTokenScoresBackward(LogitsDtype dtype, const void* logits, const int64_t* targets,
+void LaunchTokenScoresBackward(ElementType dtype, const void* logits, const int64_t* targets,
                                const float* lse, const float* entropy,
                                const float* grad_log_probs, const float* grad_entropy,
                                int64_t rows, int64_t vocab, void* grad_logits,
