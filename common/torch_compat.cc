@@ -48,6 +48,15 @@ at::Tensor ScaledDotProductAttention(const at::Tensor& q, const at::Tensor& k,
       at::Tensor causal_mask = CausalMask(q.size(2), k.size(2), q.options());
       mask = mask.has_value() ? *mask + causal_mask : causal_mask;
     }
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
+    // Without a mask the flash kernel serves grouped heads natively (enable_gqa), which
+    // saves materialising the repeated keys/values and their gradients; the masked
+    // (memory-efficient) kernel needs them repeated.
+    if (!mask.has_value()) {
+      return at::scaled_dot_product_attention(q, k, v, mask, /*dropout_p=*/0.0, kernel_causal,
+                                              scale, /*enable_gqa=*/true);
+    }
+#endif
     return at::scaled_dot_product_attention(q, RepeatKv(k, groups), RepeatKv(v, groups), mask,
                                             /*dropout_p=*/0.0, kernel_causal, scale);
   }
