@@ -6,6 +6,7 @@
 
 #include "common/malloc_policy.h"
 #include "controller/cli.h"
+#include "engine/cli_generate.h"
 #include "models/cli_model.h"
 #include "models/cli_tokenize.h"
 #include "workers/worker_main.h"
@@ -23,6 +24,8 @@ const Subcommand kSubcommands[] = {
      rollout::controller::RunTrainCommand},
     {"plan", "print the resolved recipe and the worker processes it needs",
      rollout::controller::RunPlanCommand},
+    {"generate", "generate responses for prompts with the rollout engine (JSON lines)",
+     rollout::engine::RunGenerateCommand},
     {"init-model", "write a randomly initialised model of a preset shape for a tokenizer",
      rollout::models::RunInitModelCommand},
     {"score", "per-token log-probs of sequences under a model (JSON lines)",

@@ -68,7 +68,7 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> ExpectedShapes(
 
 CausalLM::CausalLM(TransformerConfig config, const LoadOptions& options)
     : config_(std::move(config)),
-      rope_(config_.head_dim, config_.rope_theta, config_.rope_scaling) {
+      rope_(config_.head_dim, config_.rope_theta, config_.rope_scaling, options.device) {
   // Every parameter exists (empty) so NamedParameters() can address it for loading.
   const at::TensorOptions t = at::TensorOptions().dtype(options.dtype).device(options.device);
   embed_tokens_ = at::empty({0}, t);

@@ -2,13 +2,13 @@
 
 #include <cstdint>
 #include <iostream>
-#include <limits>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "absl/strings/str_cat.h"
 #include "common/flags.h"
 #include "common/status_macros.h"
+#include "models/json_prompt.h"
 #include "models/tokenizer.h"
 
 namespace rollout::models {
@@ -50,41 +50,6 @@ FlagSet MakeFlags(TokenizeFlags* f) {
   return flags;
 }
 
-absl::StatusOr<std::vector<int32_t>> ParseIds(const json& value) {
-  const json& ids = value.is_object() && value.contains("ids") ? value.at("ids") : value;
-  if (!ids.is_array())
-    return absl::InvalidArgumentError("expected {\"ids\": [...]} or a JSON list of ids");
-  std::vector<int32_t> out;
-  for (size_t i = 0; i < ids.size(); ++i) {
-    if (!ids[i].is_number_integer() || ids[i].get<int64_t>() < 0 ||
-        ids[i].get<int64_t>() > std::numeric_limits<int32_t>::max()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("ids[", i, "] = ", ids[i].dump(), " is not a token id"));
-    }
-    out.push_back(ids[i].get<int32_t>());
-  }
-  return out;
-}
-
-absl::StatusOr<std::vector<ChatMessage>> ParseMessages(const json& value) {
-  const json& messages =
-      value.is_object() && value.contains("messages") ? value.at("messages") : value;
-  if (!messages.is_array()) {
-    return absl::InvalidArgumentError("expected {\"messages\": [...]} or a JSON list of messages");
-  }
-  std::vector<ChatMessage> out;
-  for (size_t i = 0; i < messages.size(); ++i) {
-    const json& m = messages[i];
-    if (!m.is_object() || !m.contains("role") || !m.at("role").is_string() ||
-        !m.contains("content") || !m.at("content").is_string()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("messages[", i, "] is not {\"role\": string, \"content\": string}"));
-    }
-    out.push_back({m.at("role").get<std::string>(), m.at("content").get<std::string>()});
-  }
-  return out;
-}
-
 // The output line for one input line.
 absl::StatusOr<json> ProcessLine(const Tokenizer& tokenizer, const TokenizeFlags& f, Mode mode,
                                  const std::string& line) {
@@ -92,11 +57,11 @@ absl::StatusOr<json> ProcessLine(const Tokenizer& tokenizer, const TokenizeFlags
   if (value.is_discarded()) return absl::InvalidArgumentError("not valid JSON");
   switch (mode) {
     case Mode::kDecode: {
-      ASSIGN_OR_RETURN(std::vector<int32_t> ids, ParseIds(value));
+      ASSIGN_OR_RETURN(std::vector<int32_t> ids, ParseTokenIds(value));
       return json{{"text", tokenizer.Decode(ids, f.skip_special_tokens)}};
     }
     case Mode::kChat: {
-      ASSIGN_OR_RETURN(std::vector<ChatMessage> messages, ParseMessages(value));
+      ASSIGN_OR_RETURN(std::vector<ChatMessage> messages, ParseChatMessages(value));
       ASSIGN_OR_RETURN(std::string prompt,
                        tokenizer.RenderChat(messages, /*add_generation_prompt=*/true));
       return json{{"text", prompt}, {"ids", tokenizer.Encode(prompt)}};

@@ -31,17 +31,18 @@ at::Tensor RotateHalf(const at::Tensor& x) {
 
 }  // namespace
 
-Rope::Rope(int64_t head_dim, double theta, const RopeScaling& scaling) {
+Rope::Rope(int64_t head_dim, double theta, const RopeScaling& scaling, c10::Device device) {
   // 1 / theta^(2i / d), in float32 like HF (int64 arange cast to float).
   at::Tensor exponents = at::arange(0, head_dim, 2, at::kLong).to(at::kFloat) / head_dim;
   inv_freq_ = 1.0 / at::pow(theta, exponents);
   if (scaling.type == "llama3") inv_freq_ = Llama3InvFreq(inv_freq_, scaling);
+  inv_freq_ = inv_freq_.to(device);
 }
 
 std::pair<at::Tensor, at::Tensor> Rope::CosSin(const at::Tensor& positions,
                                                 c10::ScalarType dtype) const {
   const at::Tensor freqs =
-      positions.to(at::kFloat).unsqueeze(-1) * inv_freq_.to(positions.device());
+      positions.to(at::kFloat).unsqueeze(-1) * inv_freq_;
   const at::Tensor emb = at::cat({freqs, freqs}, -1);
   return {emb.cos().to(dtype), emb.sin().to(dtype)};
 }

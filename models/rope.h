@@ -12,7 +12,10 @@ namespace rollout::models {
 
 class Rope {
  public:
-  Rope(int64_t head_dim, double theta, const RopeScaling& scaling);
+  // The frequencies live on `device` (the model's), so CosSin never copies them from
+  // the host — a copy that would also break CUDA graph capture.
+  Rope(int64_t head_dim, double theta, const RopeScaling& scaling,
+       c10::Device device = c10::Device(c10::kCPU));
 
   // cos and sin for `positions` (int64, any shape S): each S + [head_dim], computed in
   // float32 and cast to `dtype` (the activations' dtype, as HF does), on the
@@ -27,7 +30,7 @@ class Rope {
   const at::Tensor& inv_freq() const { return inv_freq_; }
 
  private:
-  at::Tensor inv_freq_;  // [head_dim / 2] float32, CPU
+  at::Tensor inv_freq_;  // [head_dim / 2] float32, on the model's device
 };
 
 }  // namespace rollout::models

@@ -1,0 +1,196 @@
+#include "engine/cuda/paged_attention_kernels.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cfloat>
+
+namespace rollout::engine::cuda {
+namespace {
+
+using models::cuda::ElementType;
+
+constexpr int kThreads = 256;   // also the key tile: one key per thread when scoring
+constexpr int kMaxGroup = 16;   // query heads per KV head
+
+__device__ __forceinline__ float ToFloat(float v) { return v; }
+__device__ __forceinline__ float ToFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float ToFloat(__half v) { return __half2float(v); }
+__device__ __forceinline__ void FromFloat(float v, float* p) { *p = v; }
+__device__ __forceinline__ void FromFloat(float v, __nv_bfloat16* p) { *p = __float2bfloat16(v); }
+__device__ __forceinline__ void FromFloat(float v, __half* p) { *p = __float2half(v); }
+
+__device__ __forceinline__ float WarpMax(float v) {
+  for (int offset = 16; offset > 0; offset >>= 1) v = fmaxf(v, __shfl_xor_sync(0xffffffff, v, offset));
+  return v;
+}
+__device__ __forceinline__ float WarpSum(float v) {
+  for (int offset = 16; offset > 0; offset >>= 1) v += __shfl_xor_sync(0xffffffff, v, offset);
+  return v;
+}
+
+// Shared memory: q [group][D] (pre-scaled), probabilities [group][kThreads], the tile's
+// cache slots [kThreads], and per head the running max, running sum and the rescale
+// factor of the current tile.
+template <typename T, int D>
+__global__ void __launch_bounds__(kThreads)
+PagedAttention(const T* __restrict__ q, const T* __restrict__ k_cache,
+               const T* __restrict__ v_cache, const int32_t* __restrict__ block_tables,
+               int max_blocks, const int32_t* __restrict__ table_width,
+               const int32_t* __restrict__ token_rows,
+               const int64_t* __restrict__ positions, int q_heads, int kv_heads, int block_size,
+               float scale, T* __restrict__ out) {
+  constexpr int kPairsPerHead = D / 2;
+  constexpr int kMaxPairsPerThread = (kMaxGroup * kPairsPerHead + kThreads - 1) / kThreads;
+  const int token = blockIdx.x;
+  const int kv_head = blockIdx.y;
+  const int group = q_heads / kv_heads;
+  const int tid = threadIdx.x;
+  const int warp = tid / 32, lane = tid % 32, warps = kThreads / 32;
+
+  __shared__ float q_s[kMaxGroup * D];
+  __shared__ float p_s[kMaxGroup * kThreads];
+  __shared__ int64_t slot_s[kThreads];
+  __shared__ float max_s[kMaxGroup], sum_s[kMaxGroup], alpha_s[kMaxGroup];
+
+  const int64_t context = positions[token] + 1;
+  const int width = table_width != nullptr ? *table_width : max_blocks;
+  const int32_t* table = block_tables + int64_t(token_rows[token]) * width;
+  const T* q_token = q + (int64_t(token) * q_heads + int64_t(kv_head) * group) * D;
+  for (int i = tid; i < group * D; i += kThreads) q_s[i] = ToFloat(q_token[i]) * scale;
+  if (tid < group) {
+    max_s[tid] = -FLT_MAX;
+    sum_s[tid] = 0.f;
+  }
+  float2 acc[kMaxPairsPerThread];
+  for (auto& a : acc) a = make_float2(0.f, 0.f);
+  __syncthreads();
+
+  for (int64_t tile = 0; tile < context; tile += kThreads) {
+    const int tile_len = int(context - tile < kThreads ? context - tile : kThreads);
+    // 1. Scores: thread t scores key tile + t against every query head of the group.
+    if (tid < tile_len) {
+      const int64_t j = tile + tid;
+      const int64_t slot = int64_t(table[j / block_size]) * block_size + j % block_size;
+      slot_s[tid] = slot;
+      const T* k_row = k_cache + (slot * kv_heads + kv_head) * D;
+      float k_f[D];
+#pragma unroll
+      for (int d = 0; d < D; ++d) k_f[d] = ToFloat(k_row[d]);
+      for (int g = 0; g < group; ++g) {
+        float s = 0.f;
+#pragma unroll
+        for (int d = 0; d < D; ++d) s += q_s[g * D + d] * k_f[d];
+        p_s[g * kThreads + tid] = s;
+      }
+    }
+    __syncthreads();
+    // 2. Online softmax: warp w updates heads w, w + warps, ...
+    for (int g = warp; g < group; g += warps) {
+      float m = -FLT_MAX;
+      for (int i = lane; i < tile_len; i += 32) m = fmaxf(m, p_s[g * kThreads + i]);
+      m = WarpMax(m);
+      const float new_max = fmaxf(max_s[g], m);
+      float sum = 0.f;
+      for (int i = lane; i < tile_len; i += 32) {
+        const float p = __expf(p_s[g * kThreads + i] - new_max);
+        p_s[g * kThreads + i] = p;
+        sum += p;
+      }
+      sum = WarpSum(sum);
+      if (lane == 0) {
+        const float alpha = __expf(max_s[g] - new_max);
+        alpha_s[g] = alpha;
+        sum_s[g] = sum_s[g] * alpha + sum;
+        max_s[g] = new_max;
+      }
+    }
+    __syncthreads();
+    // 3. Values: thread t owns dimension pairs t, t + kThreads, ... of the group's heads.
+#pragma unroll
+    for (int k = 0; k < kMaxPairsPerThread; ++k) {
+      const int pair = tid + k * kThreads;
+      if (pair >= group * kPairsPerHead) break;
+      const int g = pair / kPairsPerHead;
+      const int d = (pair % kPairsPerHead) * 2;
+      const float alpha = alpha_s[g];
+      float2 a = make_float2(acc[k].x * alpha, acc[k].y * alpha);
+      const float* p = p_s + g * kThreads;
+      for (int i = 0; i < tile_len; ++i) {
+        const T* v_row = v_cache + (slot_s[i] * kv_heads + kv_head) * D + d;
+        a.x += p[i] * ToFloat(v_row[0]);
+        a.y += p[i] * ToFloat(v_row[1]);
+      }
+      acc[k] = a;
+    }
+    __syncthreads();
+  }
+
+  T* out_token = out + (int64_t(token) * q_heads + int64_t(kv_head) * group) * D;
+#pragma unroll
+  for (int k = 0; k < kMaxPairsPerThread; ++k) {
+    const int pair = tid + k * kThreads;
+    if (pair >= group * kPairsPerHead) break;
+    const int g = pair / kPairsPerHead;
+    const int d = (pair % kPairsPerHead) * 2;
+    const float inv = 1.f / sum_s[g];
+    FromFloat(acc[k].x * inv, out_token + g * D + d);
+    FromFloat(acc[k].y * inv, out_token + g * D + d + 1);
+  }
+}
+
+template <typename T>
+void Launch(const void* q, const void* k_cache, const void* v_cache, const int32_t* block_tables,
+            int64_t max_blocks, const int32_t* table_width, const int32_t* token_rows, const int64_t* positions,
+            int64_t tokens, int64_t q_heads, int64_t kv_heads, int64_t head_dim,
+            int64_t block_size, float scale, void* out, cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(tokens), static_cast<unsigned>(kv_heads));
+  auto launch = [&](auto kernel) {
+    kernel<<<grid, kThreads, 0, stream>>>(
+        static_cast<const T*>(q), static_cast<const T*>(k_cache), static_cast<const T*>(v_cache),
+        block_tables, int(max_blocks), table_width, token_rows, positions, int(q_heads), int(kv_heads),
+        int(block_size), scale, static_cast<T*>(out));
+  };
+  switch (head_dim) {
+    case 16: launch(PagedAttention<T, 16>); break;
+    case 32: launch(PagedAttention<T, 32>); break;
+    case 64: launch(PagedAttention<T, 64>); break;
+    case 80: launch(PagedAttention<T, 80>); break;
+    case 96: launch(PagedAttention<T, 96>); break;
+    case 128: launch(PagedAttention<T, 128>); break;
+    case 256: launch(PagedAttention<T, 256>); break;
+  }
+}
+
+}  // namespace
+
+bool PagedAttentionSupports(int64_t q_heads, int64_t kv_heads, int64_t head_dim) {
+  const bool dim_ok = head_dim == 16 || head_dim == 32 || head_dim == 64 || head_dim == 80 ||
+                      head_dim == 96 || head_dim == 128 || head_dim == 256;
+  return dim_ok && kv_heads > 0 && q_heads % kv_heads == 0 && q_heads / kv_heads <= kMaxGroup;
+}
+
+void LaunchPagedAttention(ElementType dtype, const void* q, const void* k_cache,
+                          const void* v_cache, const int32_t* block_tables, int64_t max_blocks,
+                          const int32_t* table_width, const int32_t* token_rows,
+                          const int64_t* positions, int64_t tokens,
+                          int64_t q_heads, int64_t kv_heads, int64_t head_dim,
+                          int64_t block_size, float scale, void* out, cudaStream_t stream) {
+  if (tokens == 0) return;
+  switch (dtype) {
+    case ElementType::kFloat32:
+      Launch<float>(q, k_cache, v_cache, block_tables, max_blocks, table_width, token_rows, positions, tokens,
+                    q_heads, kv_heads, head_dim, block_size, scale, out, stream);
+      break;
+    case ElementType::kBFloat16:
+      Launch<__nv_bfloat16>(q, k_cache, v_cache, block_tables, max_blocks, table_width, token_rows, positions,
+                            tokens, q_heads, kv_heads, head_dim, block_size, scale, out, stream);
+      break;
+    case ElementType::kFloat16:
+      Launch<__half>(q, k_cache, v_cache, block_tables, max_blocks, table_width, token_rows, positions, tokens,
+                     q_heads, kv_heads, head_dim, block_size, scale, out, stream);
+      break;
+  }
+}
+
+}  // namespace rollout::engine::cuda

@@ -1,0 +1,106 @@
+#include "engine/paged_kv_cache.h"
+
+#include <ATen/ATen.h>
+
+#include "common/check.h"
+#include "common/torch_compat.h"
+
+#ifdef ROLLOUT_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+
+#include "engine/cuda/paged_attention_kernels.h"
+#include "models/fused_kernel_support.h"
+#endif
+
+namespace rollout::engine {
+
+PagedKvCache::PagedKvCache(const models::TransformerConfig& config, int64_t num_blocks,
+                           int64_t block_size, const at::TensorOptions& options)
+    : num_blocks_(num_blocks),
+      block_size_(block_size),
+      kv_heads_(config.num_key_value_heads),
+      head_dim_(config.head_dim) {
+  ROLLOUT_CHECK(num_blocks >= 1 && block_size >= 1);
+#ifdef ROLLOUT_WITH_CUDA
+  use_kernel_ = options.device().is_cuda() &&
+                cuda::PagedAttentionSupports(config.num_attention_heads, kv_heads_, head_dim_);
+#endif
+  storage_ = at::zeros(
+      {config.num_hidden_layers, 2, num_blocks + 1, block_size, kv_heads_, head_dim_}, options);
+}
+
+int64_t PagedKvCache::BytesPerBlock(const models::TransformerConfig& config, int64_t block_size,
+                                    c10::ScalarType dtype) {
+  return config.num_hidden_layers * 2 * block_size * config.num_key_value_heads *
+         config.head_dim * static_cast<int64_t>(c10::elementSize(dtype));
+}
+
+void PagedKvCache::CopyBlocks(const std::vector<BlockCopy>& copies) {
+  if (copies.empty()) return;
+  std::vector<int64_t> src, dst;
+  for (const BlockCopy& copy : copies) {
+    src.push_back(copy.src);
+    dst.push_back(copy.dst);
+  }
+  const auto index_options = at::TensorOptions().dtype(at::kLong);
+  const at::Tensor src_t = at::tensor(src, index_options).to(storage_.device());
+  const at::Tensor dst_t = at::tensor(dst, index_options).to(storage_.device());
+  storage_.index_copy_(2, dst_t, storage_.index_select(2, src_t));
+}
+
+at::Tensor PagedKvCache::AppendAndAttend(int64_t layer, const at::Tensor& q, const at::Tensor& k,
+                                         const at::Tensor& v, double scale) {
+  ROLLOUT_CHECK(step_ != nullptr) << "AppendAndAttend without BeginStep";
+  at::Tensor keys = storage_[layer][0];    // [blocks, block_size, kv_heads, D]
+  at::Tensor values = storage_[layer][1];
+  keys.view({-1, kv_heads_, head_dim_}).index_copy_(0, step_->slot_mapping, k);
+  values.view({-1, kv_heads_, head_dim_}).index_copy_(0, step_->slot_mapping, v);
+#ifdef ROLLOUT_WITH_CUDA
+  if (use_kernel_) {
+    const at::Tensor q_c = q.contiguous();
+    at::Tensor out = at::empty_like(q_c);
+    cuda::LaunchPagedAttention(models::KernelElementType(q.scalar_type()), q_c.data_ptr(),
+                               keys.data_ptr(), values.data_ptr(),
+                               step_->block_tables.data_ptr<int32_t>(),
+                               step_->block_tables.size(1),
+                               step_->block_table_width.defined()
+                                   ? step_->block_table_width.data_ptr<int32_t>()
+                                   : nullptr,
+                               step_->token_rows.data_ptr<int32_t>(),
+                               step_->positions.data_ptr<int64_t>(), q.size(0), q.size(1),
+                               kv_heads_, head_dim_, block_size_, static_cast<float>(scale),
+                               out.data_ptr(), at::cuda::getCurrentCUDAStream());
+    return out;
+  }
+#endif
+  return AttendGathered(q, keys, values, scale);
+}
+
+at::Tensor PagedKvCache::AttendGathered(const at::Tensor& q, const at::Tensor& keys,
+                                        const at::Tensor& values, double scale) const {
+  at::Tensor out = at::empty_like(q);  // [N, Hq, D]
+  const auto index_options = at::TensorOptions().dtype(at::kLong);
+  for (size_t row = 0; row < step_->row_context.size(); ++row) {
+    const int64_t begin = step_->row_token_begin[row];
+    const int64_t end = step_->row_token_begin[row + 1];
+    const int64_t context = step_->row_context[row];
+    const std::vector<BlockId>& blocks = step_->row_blocks[row];
+    std::vector<int64_t> ids(blocks.begin(), blocks.end());
+    const at::Tensor block_ids = at::tensor(ids, index_options);
+    // [blocks, block_size, Hkv, D] -> [1, Hkv, context, D]
+    auto gather = [&](const at::Tensor& cache) {
+      return cache.index_select(0, block_ids)
+          .reshape({-1, kv_heads_, head_dim_})
+          .narrow(0, 0, context)
+          .transpose(0, 1)
+          .unsqueeze(0);
+    };
+    const at::Tensor row_q = q.narrow(0, begin, end - begin).transpose(0, 1).unsqueeze(0);
+    const at::Tensor attended = compat::ScaledDotProductAttention(
+        row_q, gather(keys), gather(values), std::nullopt, /*causal=*/true, scale);
+    out.narrow(0, begin, end - begin).copy_(attended.squeeze(0).transpose(0, 1));
+  }
+  return out;
+}
+
+}  // namespace rollout::engine

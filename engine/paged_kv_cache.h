@@ -1,0 +1,87 @@
+// The rollout engine's KV storage: per layer, keys and values in fixed-size blocks
+// ([blocks, block_size, kv_heads, head_dim], the model's dtype, on its device),
+// addressed through block tables from engine/kv_block_manager.h. Implements
+// models::KvCache, so CausalLM::ForwardStep runs a step of any mix of prefill chunks
+// and decode tokens over it.
+//
+// A step's N tokens are laid out by the engine (engine/step_inputs.h): token i belongs
+// to block-table row token_rows[i], sits at positions[i] of its sequence, and its k/v
+// go to cache slot slot_mapping[i] (block * block_size + offset). Attention of token i
+// covers its sequence's positions [0, positions[i]].
+//
+// GPU: one kernel reads the blocks in place (engine/cuda/paged_attention_kernels.h).
+// CPU, and head shapes the kernel does not serve: per sequence, its blocks are
+// gathered and attended with SDPA.
+// Not thread-safe; one step at a time.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/kv_block_manager.h"
+#include "models/hf_config.h"
+#include "models/kv_cache.h"
+
+namespace rollout::engine {
+
+// Where a step's tokens go and what they attend to. Tensors on the cache's device.
+struct StepAttention {
+  at::Tensor slot_mapping;  // [N] int64
+  at::Tensor positions;     // [N] int64
+  at::Tensor token_rows;    // [N] int32
+  at::Tensor block_tables;  // [R, max_blocks] int32; unused entries 0
+  // Optional [1] int32: the tables' real row width when block_tables is a larger
+  // static buffer (CUDA graphs); undefined: block_tables.size(1).
+  at::Tensor block_table_width;
+  // Host copy of the layout for the gathering path: row r's tokens are
+  // [row_token_begin[r], row_token_begin[r + 1]), it has row_context[r] positions
+  // after the step, in blocks row_blocks[r].
+  std::vector<int64_t> row_token_begin;
+  std::vector<int64_t> row_context;
+  std::vector<std::vector<BlockId>> row_blocks;
+};
+
+class PagedKvCache final : public models::KvCache {
+ public:
+  // `num_blocks` blocks of `block_size` token slots for every layer of `config`, plus
+  // one scratch block that padded rows of a CUDA-graph step write to.
+  PagedKvCache(const models::TransformerConfig& config, int64_t num_blocks, int64_t block_size,
+               const at::TensorOptions& options);
+
+  // Bytes one block takes over all layers (keys and values).
+  static int64_t BytesPerBlock(const models::TransformerConfig& config, int64_t block_size,
+                               c10::ScalarType dtype);
+
+  int64_t num_blocks() const { return num_blocks_; }
+  int64_t block_size() const { return block_size_; }
+  // The scratch block's first slot.
+  int64_t scratch_slot() const { return num_blocks_ * block_size_; }
+  // Whether attention reads the blocks in place with the CUDA kernel (the only path
+  // CUDA graphs capture).
+  bool uses_kernel() const { return use_kernel_; }
+
+  // Copies blocks (all layers) for copy-on-write; before the step that writes them.
+  void CopyBlocks(const std::vector<BlockCopy>& copies);
+  // Declares the next step's layout; it must stay alive until the step is done.
+  void BeginStep(const StepAttention* step) { step_ = step; }
+
+  at::Tensor AppendAndAttend(int64_t layer, const at::Tensor& q, const at::Tensor& k,
+                             const at::Tensor& v, double scale) override;
+
+ private:
+  at::Tensor AttendGathered(const at::Tensor& q, const at::Tensor& keys,
+                            const at::Tensor& values, double scale) const;
+
+  int64_t num_blocks_;
+  int64_t block_size_;
+  int64_t kv_heads_;
+  int64_t head_dim_;
+  // [layers, 2 (k, v), blocks, block_size, kv_heads, head_dim]
+  at::Tensor storage_;
+  const StepAttention* step_ = nullptr;
+  bool use_kernel_ = false;  // CUDA and a head shape the paged attention kernel serves
+};
+
+}  // namespace rollout::engine

@@ -1,0 +1,58 @@
+// Counter-based sampling noise shared by the CPU sampler (engine/sampler.cc) and the
+// CUDA kernels (engine/cuda/sampling_kernels.cu): the uniform for (seed, step, token) is
+// a fixed hash, so a row's draw depends on nothing but its own seed and step — not on
+// the batch it is in, the device, or any generator state.
+//
+// No LibTorch here: nvcc compiles this header as host/device code.
+#pragma once
+
+#include <math.h>
+
+#include <cstdint>
+
+#if defined(__CUDACC__)
+#define ROLLOUT_HOST_DEVICE __host__ __device__
+#else
+#define ROLLOUT_HOST_DEVICE
+#endif
+
+namespace rollout::engine {
+
+// splitmix64's finaliser: a bijection of uint64 whose every output bit depends on
+// every input bit.
+ROLLOUT_HOST_DEVICE inline uint64_t MixBits(uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ULL;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebULL;
+  x ^= x >> 31;
+  return x;
+}
+
+constexpr uint64_t kGoldenGamma = 0x9e3779b97f4a7c15ULL;  // splitmix64's increment
+
+// The key of one draw (seed, step); computed once per row, then mixed with each token.
+ROLLOUT_HOST_DEVICE inline uint64_t SamplingStreamKey(uint64_t seed, uint64_t step) {
+  return MixBits(MixBits(seed ^ 0x6a09e667f3bcc909ULL) + (step + 1) * kGoldenGamma);
+}
+
+// The uniform of `token` in the draw `key`: splitmix64's output for counter token + 1.
+// 23 bits, (k + 0.5) / 2^23: exact in float, strictly inside (0, 1) — within
+// [2^-24, 1 - 2^-24] — so the Gumbel transform below is always finite.
+ROLLOUT_HOST_DEVICE inline float SamplingUniformFromKey(uint64_t key, uint32_t token) {
+  const uint64_t bits = MixBits(key + (static_cast<uint64_t>(token) + 1) * kGoldenGamma);
+  return (static_cast<float>(bits >> 41) + 0.5f) * (1.0f / 8388608.0f);
+}
+
+ROLLOUT_HOST_DEVICE inline float SamplingUniform(uint64_t seed, uint64_t step, uint32_t token) {
+  return SamplingUniformFromKey(SamplingStreamKey(seed, step), token);
+}
+
+// Gumbel(0, 1) noise g = -log(-log u), in about [-2.8, 16.6]. argmax_j(x_j + g_j) is a
+// draw from softmax(x). Host and device logf may differ in the last bit, so CPU and
+// GPU agree on every draw except scores tied to within an ulp.
+ROLLOUT_HOST_DEVICE inline float SamplingGumbelFromKey(uint64_t key, uint32_t token) {
+  return -logf(-logf(SamplingUniformFromKey(key, token)));
+}
+
+}  // namespace rollout::engine

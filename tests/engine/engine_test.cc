@@ -1,0 +1,277 @@
+// The rollout engine on the tiny Qwen2 fixture (float32, CPU): its outputs against
+// plain full-forward decoding, and the invariance of outputs under group prefix
+// sharing, preemption, chunked prefill and prefix caching.
+#include "engine/engine.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <vector>
+
+namespace rollout::engine {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kFixture[] = "tests/data/tiny-qwen2";
+
+class EngineTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    auto model = models::CausalLM::Load(kFixture, models::LoadOptions());
+    ASSERT_TRUE(model.ok()) << model.status();
+    model_ = std::move(*model).release();
+    auto tokenizer = models::Tokenizer::Load(kFixture);
+    ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
+    tokenizer_ = std::move(*tokenizer).release();
+  }
+  static void TearDownTestSuite() {
+    delete model_;
+    delete tokenizer_;
+  }
+
+  // A small cache unless the test sizes it (the default CPU budget is 1 GiB).
+  static std::unique_ptr<Engine> MakeEngine(EngineOptions options) {
+    if (options.num_blocks == 0) options.num_blocks = 512;
+    auto engine = Engine::Create(*model_, tokenizer_, options);
+    EXPECT_TRUE(engine.ok()) << engine.status();
+    return engine.ok() ? std::move(*engine) : nullptr;
+  }
+
+  static std::vector<RequestOutput> Run(Engine& engine, const std::vector<GenerationRequest>& requests) {
+    auto outputs = engine.Generate(requests);
+    EXPECT_TRUE(outputs.ok()) << outputs.status();
+    return outputs.ok() ? *outputs : std::vector<RequestOutput>();
+  }
+
+  // Greedy decoding by recomputing the whole sequence with CausalLM::Forward per token.
+  static std::vector<int32_t> ReferenceGreedy(std::vector<int32_t> tokens, int64_t max_tokens) {
+    c10::NoGradGuard no_grad;
+    std::vector<int32_t> out;
+    for (int64_t step = 0; step < max_tokens; ++step) {
+      const int64_t length = static_cast<int64_t>(tokens.size());
+      const at::Tensor ids = at::tensor(std::vector<int64_t>(tokens.begin(), tokens.end())).view({1, -1});
+      const at::Tensor positions = at::arange(length).view({1, -1});
+      const at::Tensor hidden = model_->Forward(ids, positions, at::Tensor());
+      const int32_t next =
+          static_cast<int32_t>(model_->Logits(hidden[0][length - 1]).argmax().item<int64_t>());
+      out.push_back(next);
+      tokens.push_back(next);
+    }
+    return out;
+  }
+
+  static std::vector<int32_t> Prompt(int64_t length, int32_t salt) {
+    std::vector<int32_t> prompt;
+    for (int64_t i = 0; i < length; ++i) prompt.push_back(static_cast<int32_t>(3 + (i * 37 + salt * 11) % 500));
+    return prompt;
+  }
+
+  // Sampled requests of assorted prompt lengths, n samples each, EOS ignored.
+  static std::vector<GenerationRequest> SampledRequests(int32_t n, int64_t max_tokens) {
+    std::vector<GenerationRequest> requests;
+    const int64_t lengths[] = {5, 17, 32, 9};
+    for (int32_t i = 0; i < 4; ++i) {
+      GenerationRequest request;
+      request.prompt = Prompt(lengths[i], i);
+      request.params.n = n;
+      request.params.temperature = 1.0;
+      request.params.max_tokens = max_tokens;
+      request.params.ignore_eos = true;
+      request.params.seed = 1000 + i;
+      requests.push_back(request);
+    }
+    return requests;
+  }
+
+  static void ExpectSameOutputs(const std::vector<RequestOutput>& a,
+                                const std::vector<RequestOutput>& b) {
+    ASSERT_EQ(a.size(), b.size());
+    for (size_t r = 0; r < a.size(); ++r) {
+      ASSERT_EQ(a[r].samples.size(), b[r].samples.size());
+      for (size_t s = 0; s < a[r].samples.size(); ++s) {
+        EXPECT_EQ(a[r].samples[s].tokens, b[r].samples[s].tokens) << "request " << r << " sample " << s;
+        ASSERT_EQ(a[r].samples[s].log_probs.size(), b[r].samples[s].log_probs.size());
+        for (size_t t = 0; t < a[r].samples[s].log_probs.size(); ++t) {
+          EXPECT_NEAR(a[r].samples[s].log_probs[t], b[r].samples[s].log_probs[t], 1e-4);
+        }
+      }
+    }
+  }
+
+  static models::CausalLM* model_;
+  static models::Tokenizer* tokenizer_;
+};
+
+models::CausalLM* EngineTest::model_ = nullptr;
+models::Tokenizer* EngineTest::tokenizer_ = nullptr;
+
+TEST_F(EngineTest, GreedyMatchesFullForwardDecoding) {
+  auto engine = MakeEngine(EngineOptions());
+  std::vector<GenerationRequest> requests;
+  for (int32_t i = 0; i < 3; ++i) {
+    GenerationRequest request;
+    request.prompt = Prompt(4 + 9 * i, i);
+    request.params.temperature = 0;
+    request.params.max_tokens = 16;
+    request.params.ignore_eos = true;
+    request.params.n = 2;
+    requests.push_back(request);
+  }
+  const std::vector<RequestOutput> outputs = Run(*engine, requests);
+  ASSERT_EQ(outputs.size(), 3u);
+  for (size_t i = 0; i < requests.size(); ++i) {
+    const std::vector<int32_t> expected = ReferenceGreedy(requests[i].prompt, 16);
+    for (const Completion& sample : outputs[i].samples) {
+      EXPECT_EQ(sample.tokens, expected) << "request " << i;
+      EXPECT_EQ(sample.finish_reason, FinishReason::kLength);
+      EXPECT_EQ(sample.log_probs.size(), 16u);
+    }
+  }
+  EXPECT_EQ(engine->used_blocks(), 0);
+}
+
+TEST_F(EngineTest, GroupSharingGivesSameSamplesWithOnePrefillAndFewerBlocks) {
+  EngineOptions shared_options;
+  EngineOptions separate_options;
+  separate_options.share_group_prefix = false;
+  auto shared = MakeEngine(shared_options);
+  auto separate = MakeEngine(separate_options);
+  const auto requests = SampledRequests(/*n=*/4, /*max_tokens=*/6);
+  const auto with_sharing = Run(*shared, requests);
+  const auto without_sharing = Run(*separate, requests);
+  ExpectSameOutputs(with_sharing, without_sharing);
+  // Different samples of one prompt differ (they draw from different streams).
+  EXPECT_NE(with_sharing[2].samples[0].tokens, with_sharing[2].samples[1].tokens);
+
+  const int64_t prompt_tokens = 5 + 17 + 32 + 9;
+  EXPECT_EQ(shared->stats().prompt_tokens_computed, prompt_tokens);
+  EXPECT_EQ(separate->stats().prompt_tokens_computed, 4 * prompt_tokens);
+  EXPECT_LT(shared->stats().peak_used_blocks, separate->stats().peak_used_blocks);
+  EXPECT_EQ(shared->used_blocks(), 0);
+  EXPECT_EQ(separate->used_blocks(), 0);
+}
+
+TEST_F(EngineTest, SamplesReproduceWithTheSameSeeds) {
+  auto engine = MakeEngine(EngineOptions());
+  const auto requests = SampledRequests(3, 8);
+  ExpectSameOutputs(Run(*engine, requests), Run(*engine, requests));
+  auto reseeded = requests;
+  reseeded[0].params.seed += 1;
+  EXPECT_NE(Run(*engine, reseeded)[0].samples[0].tokens, Run(*engine, requests)[0].samples[0].tokens);
+}
+
+TEST_F(EngineTest, PreemptionUnderATinyKvBudgetKeepsOutputs) {
+  EngineOptions large;
+  large.block_size = 4;
+  EngineOptions tiny = large;
+  tiny.num_blocks = 14;  // one sample needs at most ceil((32 + 20) / 4) = 13
+  const auto requests = SampledRequests(3, 20);
+  auto reference = MakeEngine(large);
+  auto constrained = MakeEngine(tiny);
+  ExpectSameOutputs(Run(*reference, requests), Run(*constrained, requests));
+  EXPECT_GT(constrained->stats().preemptions, 0);
+  EXPECT_EQ(reference->stats().preemptions, 0);
+  EXPECT_EQ(constrained->used_blocks(), 0);
+}
+
+TEST_F(EngineTest, ChunkedPrefillKeepsOutputs) {
+  EngineOptions chunked;
+  chunked.max_num_batched_tokens = 7;
+  const auto requests = SampledRequests(2, 5);
+  auto reference = MakeEngine(EngineOptions());
+  auto engine = MakeEngine(chunked);
+  ExpectSameOutputs(Run(*reference, requests), Run(*engine, requests));
+  EXPECT_GT(engine->stats().steps, reference->stats().steps);
+}
+
+TEST_F(EngineTest, PrefixCacheReusesPromptBlocksAcrossCalls) {
+  EngineOptions options;
+  options.enable_prefix_caching = true;
+  options.block_size = 4;
+  auto engine = MakeEngine(options);
+  auto reference = MakeEngine(EngineOptions());
+  const auto requests = SampledRequests(2, 5);
+  const auto first = Run(*engine, requests);
+  const int64_t first_prefill = engine->stats().prompt_tokens_computed;
+  const auto second = Run(*engine, requests);
+  const int64_t second_prefill = engine->stats().prompt_tokens_computed - first_prefill;
+  ExpectSameOutputs(first, second);
+  ExpectSameOutputs(first, Run(*reference, requests));
+  // Every full block but a prompt's last token comes from the cache.
+  EXPECT_LT(second_prefill, first_prefill / 2);
+}
+
+TEST_F(EngineTest, StopsAtEosStopTokenStopStringAndLength) {
+  auto engine = MakeEngine(EngineOptions());
+  GenerationRequest free_run;
+  free_run.prompt = Prompt(6, 1);
+  free_run.params.temperature = 0;
+  free_run.params.max_tokens = 12;
+  free_run.params.ignore_eos = true;
+  const Completion full = Run(*engine, {free_run})[0].samples[0];
+  ASSERT_EQ(full.tokens.size(), 12u);
+
+  GenerationRequest stop_token = free_run;
+  stop_token.params.stop_token_ids = {full.tokens[3]};
+  const Completion stopped = Run(*engine, {stop_token})[0].samples[0];
+  EXPECT_EQ(stopped.finish_reason, FinishReason::kStop);
+  EXPECT_EQ(stopped.tokens.back(), full.tokens[3]);
+  EXPECT_LE(stopped.tokens.size(), 4u);
+
+  const std::string text = tokenizer_->Decode(full.tokens, /*skip_special_tokens=*/true);
+  ASSERT_GE(text.size(), 4u);
+  GenerationRequest stop_string = free_run;
+  stop_string.params.stop = {text.substr(text.size() / 2, 2)};
+  const Completion by_string = Run(*engine, {stop_string})[0].samples[0];
+  EXPECT_EQ(by_string.finish_reason, FinishReason::kStop);
+  EXPECT_EQ(by_string.text, text.substr(0, text.find(stop_string.params.stop[0])));
+
+  GenerationRequest eos = free_run;
+  eos.params.ignore_eos = false;
+  eos.params.max_tokens = 200;
+  const Completion until_eos = Run(*engine, {eos})[0].samples[0];
+  if (until_eos.finish_reason == FinishReason::kEos) {
+    EXPECT_EQ(until_eos.tokens.back(), 2);  // the fixture's eos_token_id
+  } else {
+    EXPECT_EQ(until_eos.finish_reason, FinishReason::kLength);
+    EXPECT_EQ(until_eos.tokens.size(), 200u);
+  }
+}
+
+TEST_F(EngineTest, RejectsRequestsWithAClearError) {
+  EngineOptions options;
+  options.num_blocks = 4;
+  options.block_size = 4;
+  auto engine = MakeEngine(options);
+  GenerationRequest good;
+  good.prompt = Prompt(3, 0);
+  good.params.max_tokens = 2;
+
+  GenerationRequest empty = good;
+  empty.prompt.clear();
+  auto status = engine->Generate({good, empty}).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(status.message(), HasSubstr("request 1: the prompt is empty"));
+
+  GenerationRequest out_of_vocab = good;
+  out_of_vocab.prompt[1] = 514;
+  EXPECT_THAT(engine->Generate({out_of_vocab}).status().message(),
+              HasSubstr("token id 514 is outside the vocabulary [0, 514)"));
+
+  GenerationRequest too_long = good;
+  too_long.params.max_tokens = 30;  // 33 tokens need 9 blocks of 4; the cache has 4
+  EXPECT_THAT(engine->Generate({too_long}).status().message(),
+              HasSubstr("needs 9 KV blocks"));
+
+  GenerationRequest bad_params = good;
+  bad_params.params.top_p = 0;
+  EXPECT_THAT(engine->Generate({bad_params}).status().message(), HasSubstr("top_p"));
+  EXPECT_TRUE(engine->Generate({good}).ok());
+}
+
+}  // namespace
+}  // namespace rollout::engine
