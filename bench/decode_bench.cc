@@ -15,6 +15,7 @@
 #include <ATen/ATen.h>
 
 #include <chrono>
+#include <functional>
 #include <iostream>
 
 #include "absl/strings/numbers.h"
@@ -26,6 +27,11 @@
 #include "engine/paged_kv_cache.h"
 #include "models/causal_lm.h"
 #include "models/presets.h"
+#include "engine/sampler.h"
+
+#ifdef ROLLOUT_WITH_CUDA
+#include <c10/cuda/CUDAFunctions.h>
+#endif
 
 namespace rollout::bench {
 namespace {
@@ -55,6 +61,12 @@ std::vector<engine::GenerationRequest> RandomRequests(int64_t count, int64_t pro
     requests[i].params.seed = seed + i;
   }
   return requests;
+}
+
+void Synchronize(const c10::Device& device) {
+#ifdef ROLLOUT_WITH_CUDA
+  if (device.is_cuda()) c10::cuda::device_synchronize();
+#endif
 }
 
 double Seconds(std::chrono::steady_clock::time_point start) {
@@ -95,6 +107,52 @@ void PrintProfile(const engine::EngineStats& stats) {
       stats.preemptions);
 }
 
+// Device time of the decode step's parts at `batch` sequences of `context` tokens,
+// each timed alone over 20 synchronised repetitions: the attention kernel of one
+// layer, the LM head and the sampler (the rest of a layer is cuBLAS GEMMs and small
+// elementwise kernels).
+void ProfileParts(const models::CausalLM& model, int64_t batch, int64_t context) {
+  const models::TransformerConfig& c = model.config();
+  const at::TensorOptions options = at::TensorOptions().dtype(model.dtype()).device(model.device());
+  const int64_t block_size = 16, blocks_per_sequence = (context + block_size - 1) / block_size;
+  engine::PagedKvCache cache(c, batch * blocks_per_sequence, block_size, options);
+  engine::StepAttention step;
+  const auto ints = at::TensorOptions().dtype(at::kInt).device(model.device());
+  const auto longs = at::TensorOptions().dtype(at::kLong).device(model.device());
+  step.block_tables = at::arange(batch * blocks_per_sequence, ints).view({batch, blocks_per_sequence});
+  step.token_rows = at::arange(batch, ints);
+  step.positions = at::full({batch}, context - 1, longs);
+  step.slot_mapping = at::arange(batch, longs) * (blocks_per_sequence * block_size) + context - 1;
+  const at::Tensor q = at::randn({batch, c.num_attention_heads, c.head_dim}, options);
+  const at::Tensor kv = at::randn({batch, c.num_key_value_heads, c.head_dim}, options);
+  const at::Tensor hidden = at::randn({batch, c.hidden_size}, options);
+  engine::SamplingTensors params;
+  params.temperature = at::ones({batch}, longs.dtype(at::kFloat));
+  params.top_p = params.temperature;
+  params.min_p = at::zeros({batch}, longs.dtype(at::kFloat));
+  params.top_k = at::full({batch}, -1, longs);
+  params.seed = at::arange(batch, longs);
+  params.step = at::zeros({batch}, longs);
+  const at::Tensor logits = model.Logits(hidden);
+  auto time_ms = [&](const std::function<void()>& body) {
+    body();
+    Synchronize(model.device());
+    const auto start = std::chrono::steady_clock::now();
+    for (int i = 0; i < 20; ++i) body();
+    Synchronize(model.device());
+    return Seconds(start) * 1e3 / 20;
+  };
+  cache.BeginStep(&step);
+  const double attention = time_ms([&] { cache.AppendAndAttend(0, q, kv, kv, 0.125); });
+  cache.BeginStep(nullptr);
+  const double head = time_ms([&] { model.Logits(hidden); });
+  const double sample = time_ms([&] { engine::SampleTokens(logits, params); });
+  std::cout << absl::StrFormat(
+      "  parts at batch %d, context %d: attention %.3f ms/layer (x%d layers = %.2f ms)  "
+      "LM head %.3f ms  sampler %.3f ms\n",
+      batch, context, attention, c.num_hidden_layers, attention * c.num_hidden_layers, head, sample);
+}
+
 int Decode(const models::CausalLM& model, const Options& o, int64_t batch) {
   const models::TransformerConfig& config = model.config();
   engine::EngineOptions options;
@@ -122,6 +180,7 @@ int Decode(const models::CausalLM& model, const Options& o, int64_t batch) {
       "ratio %.3f\n",
       batch, o.prompt, o.new_tokens, *seconds, tokens_per_s, bound, tokens_per_s / bound);
   PrintProfile(stats);
+  if (model.device().is_cuda()) ProfileParts(model, batch, o.prompt + o.new_tokens / 2);
   return 0;
 }
 
@@ -144,10 +203,10 @@ int Group(const models::CausalLM& model, const Options& o) {
       return 1;
     }
     std::cout << absl::StrFormat(
-        "group   sharing %-3s  %d prompts x %d tokens, n = %d: prefill %.1f ms, %d prompt tokens "
-        "computed, %d KV blocks after prefill; with %d new tokens %.2f s, peak %d blocks\n",
+        "group   sharing %-3s  %d prompts x %d tokens, n = %d: prefill %.1f ms (%d prompt tokens "
+        "computed); with %d new tokens %.2f s, peak %d KV blocks (prompts + responses)\n",
         share ? "on" : "off", o.group_prompts, o.group_prompt, o.group_n, *prefill * 1e3,
-        prefill_stats.prompt_tokens_computed, prefill_stats.peak_used_blocks, o.group_new, *total,
+        prefill_stats.prompt_tokens_computed, o.group_new, *total,
         full_stats.peak_used_blocks);
   }
   return 0;

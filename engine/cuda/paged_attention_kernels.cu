@@ -11,7 +11,7 @@ namespace {
 using models::cuda::ElementType;
 
 constexpr int kThreads = 256;   // also the key tile: one key per thread when scoring
-constexpr int kMaxGroup = 16;   // query heads per KV head
+constexpr int kMaxGroup = 8;    // query heads per KV head
 
 __device__ __forceinline__ float ToFloat(float v) { return v; }
 __device__ __forceinline__ float ToFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
@@ -29,9 +29,28 @@ __device__ __forceinline__ float WarpSum(float v) {
   return v;
 }
 
+// A key row into float registers with 16-byte loads.
+template <typename T, int D>
+__device__ __forceinline__ void LoadRow(const T* __restrict__ row, float* out) {
+  static_assert((D * sizeof(T)) % 16 == 0, "rows are whole 16-byte chunks");
+  constexpr int kPerChunk = 16 / sizeof(T);
+  const uint4* chunks = reinterpret_cast<const uint4*>(row);
+#pragma unroll
+  for (int c = 0; c < D / kPerChunk; ++c) {
+    const uint4 chunk = chunks[c];
+    const T* values = reinterpret_cast<const T*>(&chunk);
+#pragma unroll
+    for (int i = 0; i < kPerChunk; ++i) out[c * kPerChunk + i] = ToFloat(values[i]);
+  }
+}
+
 // Shared memory: q [group][D] (pre-scaled), probabilities [group][kThreads], the tile's
-// cache slots [kThreads], and per head the running max, running sum and the rescale
-// factor of the current tile.
+// cache slots [kThreads], per head the running max, running sum and the current tile's
+// rescale factor, and the output accumulator the warps add into at the end.
+//   1. scores: thread t scores key tile + t against every query head of the group;
+//   2. online softmax: warp w updates heads w, w + warps, ...;
+//   3. values: warp w takes keys w, w + warps, ... of the tile, lane l the dimension
+//      pairs l, l + 32, ... — coalesced value rows, one read per key for all heads.
 template <typename T, int D>
 __global__ void __launch_bounds__(kThreads)
 PagedAttention(const T* __restrict__ q, const T* __restrict__ k_cache,
@@ -40,43 +59,48 @@ PagedAttention(const T* __restrict__ q, const T* __restrict__ k_cache,
                const int32_t* __restrict__ token_rows,
                const int64_t* __restrict__ positions, int q_heads, int kv_heads, int block_size,
                float scale, T* __restrict__ out) {
-  constexpr int kPairsPerHead = D / 2;
-  constexpr int kMaxPairsPerThread = (kMaxGroup * kPairsPerHead + kThreads - 1) / kThreads;
+  constexpr int kPairIters = (D / 2 + 31) / 32;
+  constexpr int kWarps = kThreads / 32;
   const int token = blockIdx.x;
   const int kv_head = blockIdx.y;
   const int group = q_heads / kv_heads;
   const int tid = threadIdx.x;
-  const int warp = tid / 32, lane = tid % 32, warps = kThreads / 32;
+  const int warp = tid / 32, lane = tid % 32;
 
   __shared__ float q_s[kMaxGroup * D];
   __shared__ float p_s[kMaxGroup * kThreads];
   __shared__ int64_t slot_s[kThreads];
   __shared__ float max_s[kMaxGroup], sum_s[kMaxGroup], alpha_s[kMaxGroup];
+  __shared__ float out_s[kMaxGroup * D];
 
   const int64_t context = positions[token] + 1;
   const int width = table_width != nullptr ? *table_width : max_blocks;
   const int32_t* table = block_tables + int64_t(token_rows[token]) * width;
   const T* q_token = q + (int64_t(token) * q_heads + int64_t(kv_head) * group) * D;
-  for (int i = tid; i < group * D; i += kThreads) q_s[i] = ToFloat(q_token[i]) * scale;
+  for (int i = tid; i < group * D; i += kThreads) {
+    q_s[i] = ToFloat(q_token[i]) * scale;
+    out_s[i] = 0.f;
+  }
   if (tid < group) {
     max_s[tid] = -FLT_MAX;
     sum_s[tid] = 0.f;
   }
-  float2 acc[kMaxPairsPerThread];
-  for (auto& a : acc) a = make_float2(0.f, 0.f);
+  float2 acc[kMaxGroup][kPairIters];
+#pragma unroll
+  for (int g = 0; g < kMaxGroup; ++g) {
+#pragma unroll
+    for (int k = 0; k < kPairIters; ++k) acc[g][k] = make_float2(0.f, 0.f);
+  }
   __syncthreads();
 
   for (int64_t tile = 0; tile < context; tile += kThreads) {
     const int tile_len = int(context - tile < kThreads ? context - tile : kThreads);
-    // 1. Scores: thread t scores key tile + t against every query head of the group.
     if (tid < tile_len) {
       const int64_t j = tile + tid;
       const int64_t slot = int64_t(table[j / block_size]) * block_size + j % block_size;
       slot_s[tid] = slot;
-      const T* k_row = k_cache + (slot * kv_heads + kv_head) * D;
       float k_f[D];
-#pragma unroll
-      for (int d = 0; d < D; ++d) k_f[d] = ToFloat(k_row[d]);
+      LoadRow<T, D>(k_cache + (slot * kv_heads + kv_head) * D, k_f);
       for (int g = 0; g < group; ++g) {
         float s = 0.f;
 #pragma unroll
@@ -85,8 +109,7 @@ PagedAttention(const T* __restrict__ q, const T* __restrict__ k_cache,
       }
     }
     __syncthreads();
-    // 2. Online softmax: warp w updates heads w, w + warps, ...
-    for (int g = warp; g < group; g += warps) {
+    for (int g = warp; g < group; g += kWarps) {
       float m = -FLT_MAX;
       for (int i = lane; i < tile_len; i += 32) m = fmaxf(m, p_s[g * kThreads + i]);
       m = WarpMax(m);
@@ -106,37 +129,57 @@ PagedAttention(const T* __restrict__ q, const T* __restrict__ k_cache,
       }
     }
     __syncthreads();
-    // 3. Values: thread t owns dimension pairs t, t + kThreads, ... of the group's heads.
 #pragma unroll
-    for (int k = 0; k < kMaxPairsPerThread; ++k) {
-      const int pair = tid + k * kThreads;
-      if (pair >= group * kPairsPerHead) break;
-      const int g = pair / kPairsPerHead;
-      const int d = (pair % kPairsPerHead) * 2;
-      const float alpha = alpha_s[g];
-      float2 a = make_float2(acc[k].x * alpha, acc[k].y * alpha);
-      const float* p = p_s + g * kThreads;
-      for (int i = 0; i < tile_len; ++i) {
-        const T* v_row = v_cache + (slot_s[i] * kv_heads + kv_head) * D + d;
-        a.x += p[i] * ToFloat(v_row[0]);
-        a.y += p[i] * ToFloat(v_row[1]);
+    for (int g = 0; g < kMaxGroup; ++g) {
+      if (g < group) {
+        const float alpha = alpha_s[g];
+#pragma unroll
+        for (int k = 0; k < kPairIters; ++k) {
+          acc[g][k].x *= alpha;
+          acc[g][k].y *= alpha;
+        }
       }
-      acc[k] = a;
+    }
+    for (int i = warp; i < tile_len; i += kWarps) {
+      const T* v_row = v_cache + (slot_s[i] * kv_heads + kv_head) * D;
+      float2 v[kPairIters];
+#pragma unroll
+      for (int k = 0; k < kPairIters; ++k) {
+        const int d = 2 * (lane + 32 * k);
+        v[k] = d < D ? make_float2(ToFloat(v_row[d]), ToFloat(v_row[d + 1])) : make_float2(0.f, 0.f);
+      }
+#pragma unroll
+      for (int g = 0; g < kMaxGroup; ++g) {
+        if (g < group) {
+          const float p = p_s[g * kThreads + i];
+#pragma unroll
+          for (int k = 0; k < kPairIters; ++k) {
+            acc[g][k].x += p * v[k].x;
+            acc[g][k].y += p * v[k].y;
+          }
+        }
+      }
     }
     __syncthreads();
   }
 
-  T* out_token = out + (int64_t(token) * q_heads + int64_t(kv_head) * group) * D;
+  // Sum the warps' partial outputs, normalise, store.
 #pragma unroll
-  for (int k = 0; k < kMaxPairsPerThread; ++k) {
-    const int pair = tid + k * kThreads;
-    if (pair >= group * kPairsPerHead) break;
-    const int g = pair / kPairsPerHead;
-    const int d = (pair % kPairsPerHead) * 2;
-    const float inv = 1.f / sum_s[g];
-    FromFloat(acc[k].x * inv, out_token + g * D + d);
-    FromFloat(acc[k].y * inv, out_token + g * D + d + 1);
+  for (int g = 0; g < kMaxGroup; ++g) {
+    if (g < group) {
+#pragma unroll
+      for (int k = 0; k < kPairIters; ++k) {
+        const int d = 2 * (lane + 32 * k);
+        if (d < D) {
+          atomicAdd(&out_s[g * D + d], acc[g][k].x);
+          atomicAdd(&out_s[g * D + d + 1], acc[g][k].y);
+        }
+      }
+    }
   }
+  __syncthreads();
+  T* out_token = out + (int64_t(token) * q_heads + int64_t(kv_head) * group) * D;
+  for (int i = tid; i < group * D; i += kThreads) FromFloat(out_s[i] / sum_s[i / D], out_token + i);
 }
 
 template <typename T>
@@ -158,7 +201,6 @@ void Launch(const void* q, const void* k_cache, const void* v_cache, const int32
     case 80: launch(PagedAttention<T, 80>); break;
     case 96: launch(PagedAttention<T, 96>); break;
     case 128: launch(PagedAttention<T, 128>); break;
-    case 256: launch(PagedAttention<T, 256>); break;
   }
 }
 
@@ -166,7 +208,7 @@ void Launch(const void* q, const void* k_cache, const void* v_cache, const int32
 
 bool PagedAttentionSupports(int64_t q_heads, int64_t kv_heads, int64_t head_dim) {
   const bool dim_ok = head_dim == 16 || head_dim == 32 || head_dim == 64 || head_dim == 80 ||
-                      head_dim == 96 || head_dim == 128 || head_dim == 256;
+                      head_dim == 96 || head_dim == 128;
   return dim_ok && kv_heads > 0 && q_heads % kv_heads == 0 && q_heads / kv_heads <= kMaxGroup;
 }
 

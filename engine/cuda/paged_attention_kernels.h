@@ -3,7 +3,8 @@
 // sequence's block table (no gather of the cache into a contiguous buffer).
 //
 // One thread block per (query token, KV head) serves that KV head's group of query
-// heads, streaming the keys in tiles with an online softmax (float32 accumulation).
+// heads, streaming the keys in tiles of 256 with an online softmax (float32
+// accumulation); each key and value row is read once for the whole group.
 // Token i attends to its sequence's positions [0, positions[i]] — causal, so the same
 // kernel serves decode (one query per sequence) and prefill chunks.
 // Plain C++ interface: the .cu never includes ATen.
@@ -17,8 +18,8 @@
 
 namespace rollout::engine::cuda {
 
-// Head dims 16, 32, 64, 80, 96, 128, 256; q_heads a multiple of kv_heads with at most
-// 16 query heads per KV head.
+// Head dims 16, 32, 64, 80, 96, 128; q_heads a multiple of kv_heads with at most 8
+// query heads per KV head (Qwen2.5 0.5B-72B, Llama 3).
 bool PagedAttentionSupports(int64_t q_heads, int64_t kv_heads, int64_t head_dim);
 
 // q [tokens, q_heads, head_dim]; k_cache/v_cache [blocks, block_size, kv_heads,
