@@ -30,7 +30,11 @@
 #include "engine/sampler.h"
 
 #ifdef ROLLOUT_WITH_CUDA
+#include <ATen/cuda/CUDAGraph.h>
+#include <c10/core/GradMode.h>
 #include <c10/cuda/CUDAFunctions.h>
+#include <c10/cuda/CUDAGuard.h>
+#include <c10/cuda/CUDAStream.h>
 #endif
 
 namespace rollout::bench {
@@ -107,10 +111,10 @@ void PrintProfile(const engine::EngineStats& stats) {
       stats.preemptions);
 }
 
-// Device time of the decode step's parts at `batch` sequences of `context` tokens,
-// each timed alone over 20 synchronised repetitions: the attention kernel of one
-// layer, the LM head and the sampler (the rest of a layer is cuBLAS GEMMs and small
-// elementwise kernels).
+#ifdef ROLLOUT_WITH_CUDA
+// Device time of the decode step's parts at `batch` sequences of `context` tokens: the
+// whole forward, one layer's attention (KV write + paged kernel), the LM head and the
+// sampler, each replayed from a CUDA graph as the engine runs them.
 void ProfileParts(const models::CausalLM& model, int64_t batch, int64_t context) {
   const models::TransformerConfig& c = model.config();
   const at::TensorOptions options = at::TensorOptions().dtype(model.dtype()).device(model.device());
@@ -134,24 +138,41 @@ void ProfileParts(const models::CausalLM& model, int64_t batch, int64_t context)
   params.seed = at::arange(batch, longs);
   params.step = at::zeros({batch}, longs);
   const at::Tensor logits = model.Logits(hidden);
+  // 20 repetitions captured in one graph, replayed 5 times.
   auto time_ms = [&](const std::function<void()>& body) {
-    body();
-    Synchronize(model.device());
+    c10::cuda::device_synchronize();
+    at::cuda::CUDAGraph graph;
+    {
+      c10::cuda::CUDAStreamGuard guard(c10::cuda::getStreamFromPool(false, model.device().index()));
+      body();
+      c10::cuda::device_synchronize();
+      graph.capture_begin();
+      for (int i = 0; i < 20; ++i) body();
+      graph.capture_end();
+    }
+    graph.replay();
+    c10::cuda::device_synchronize();
     const auto start = std::chrono::steady_clock::now();
-    for (int i = 0; i < 20; ++i) body();
-    Synchronize(model.device());
-    return Seconds(start) * 1e3 / 20;
+    for (int i = 0; i < 5; ++i) graph.replay();
+    c10::cuda::device_synchronize();
+    return Seconds(start) * 1e3 / 100;
   };
+  c10::NoGradGuard no_grad;
   cache.BeginStep(&step);
   const double attention = time_ms([&] { cache.AppendAndAttend(0, q, kv, kv, 0.125); });
+  const at::Tensor ids = at::zeros({batch}, longs);
+  const double forward = time_ms([&] { model.ForwardStep(ids, step.positions, cache); });
   cache.BeginStep(nullptr);
   const double head = time_ms([&] { model.Logits(hidden); });
   const double sample = time_ms([&] { engine::SampleTokens(logits, params); });
   std::cout << absl::StrFormat(
-      "  parts at batch %d, context %d: attention %.3f ms/layer (x%d layers = %.2f ms)  "
-      "LM head %.3f ms  sampler %.3f ms\n",
-      batch, context, attention, c.num_hidden_layers, attention * c.num_hidden_layers, head, sample);
+      "  device time at batch %d, context %d: forward %.2f ms = attention (KV write + kernel) "
+      "%.3f ms/layer x %d = %.2f ms + the rest (projections, norms, RoPE, MLP) %.2f ms; "
+      "LM head %.3f ms; sampler %.3f ms\n",
+      batch, context, forward, attention, c.num_hidden_layers, attention * c.num_hidden_layers,
+      forward - attention * c.num_hidden_layers, head, sample);
 }
+#endif  // ROLLOUT_WITH_CUDA
 
 int Decode(const models::CausalLM& model, const Options& o, int64_t batch) {
   const models::TransformerConfig& config = model.config();
@@ -180,7 +201,9 @@ int Decode(const models::CausalLM& model, const Options& o, int64_t batch) {
       "ratio %.3f\n",
       batch, o.prompt, o.new_tokens, *seconds, tokens_per_s, bound, tokens_per_s / bound);
   PrintProfile(stats);
+#ifdef ROLLOUT_WITH_CUDA
   if (model.device().is_cuda()) ProfileParts(model, batch, o.prompt + o.new_tokens / 2);
+#endif
   return 0;
 }
 

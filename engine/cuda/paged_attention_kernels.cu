@@ -50,9 +50,12 @@ __device__ __forceinline__ void LoadRow(const T* __restrict__ row, float* out) {
 //   1. scores: thread t scores key tile + t against every query head of the group;
 //   2. online softmax: warp w updates heads w, w + warps, ...;
 //   3. values: warp w takes keys w, w + warps, ... of the tile, lane l the dimension
-//      pairs l, l + 32, ... — coalesced value rows, one read per key for all heads.
+//      pairs l, l + 32, ... — one read per key for all heads. When a tile of value
+//      rows fits in 32 KiB of shared memory (head_dim <= 64 in bfloat16) the whole block
+//      loads it with 16-byte loads while the softmax runs, so all its loads are in
+//      flight at once; otherwise the warps read the rows from global memory.
 template <typename T, int D>
-__global__ void __launch_bounds__(kThreads)
+__global__ void __launch_bounds__(kThreads, 2)
 PagedAttention(const T* __restrict__ q, const T* __restrict__ k_cache,
                const T* __restrict__ v_cache, const int32_t* __restrict__ block_tables,
                int max_blocks, const int32_t* __restrict__ table_width,
@@ -72,6 +75,10 @@ PagedAttention(const T* __restrict__ q, const T* __restrict__ k_cache,
   __shared__ int64_t slot_s[kThreads];
   __shared__ float max_s[kMaxGroup], sum_s[kMaxGroup], alpha_s[kMaxGroup];
   __shared__ float out_s[kMaxGroup * D];
+  constexpr bool kValuesInShared = kThreads * D * sizeof(T) <= 32768;
+  constexpr int kChunksPerRow = D * sizeof(T) / 16;
+  __shared__ __align__(16) unsigned char v_raw[kValuesInShared ? kThreads * D * sizeof(T) : 16];
+  T* v_s = reinterpret_cast<T*>(v_raw);
 
   const int64_t context = positions[token] + 1;
   const int width = table_width != nullptr ? *table_width : max_blocks;
@@ -109,6 +116,22 @@ PagedAttention(const T* __restrict__ q, const T* __restrict__ k_cache,
       }
     }
     __syncthreads();
+    if constexpr (kValuesInShared) {
+      uint4 chunks[kChunksPerRow];
+#pragma unroll
+      for (int k = 0; k < kChunksPerRow; ++k) {
+        const int c = tid + k * kThreads, row = c / kChunksPerRow;
+        if (row < tile_len) {
+          chunks[k] = reinterpret_cast<const uint4*>(
+              v_cache + (slot_s[row] * kv_heads + kv_head) * D)[c % kChunksPerRow];
+        }
+      }
+#pragma unroll
+      for (int k = 0; k < kChunksPerRow; ++k) {
+        const int c = tid + k * kThreads, row = c / kChunksPerRow;
+        if (row < tile_len) reinterpret_cast<uint4*>(v_s + row * D)[c % kChunksPerRow] = chunks[k];
+      }
+    }
     for (int g = warp; g < group; g += kWarps) {
       float m = -FLT_MAX;
       for (int i = lane; i < tile_len; i += 32) m = fmaxf(m, p_s[g * kThreads + i]);
@@ -141,7 +164,8 @@ PagedAttention(const T* __restrict__ q, const T* __restrict__ k_cache,
       }
     }
     for (int i = warp; i < tile_len; i += kWarps) {
-      const T* v_row = v_cache + (slot_s[i] * kv_heads + kv_head) * D;
+      const T* v_row =
+          kValuesInShared ? v_s + i * D : v_cache + (slot_s[i] * kv_heads + kv_head) * D;
       float2 v[kPairIters];
 #pragma unroll
       for (int k = 0; k < kPairIters; ++k) {
