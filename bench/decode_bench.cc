@@ -67,12 +67,6 @@ std::vector<engine::GenerationRequest> RandomRequests(int64_t count, int64_t pro
   return requests;
 }
 
-void Synchronize(const c10::Device& device) {
-#ifdef ROLLOUT_WITH_CUDA
-  if (device.is_cuda()) c10::cuda::device_synchronize();
-#endif
-}
-
 double Seconds(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
