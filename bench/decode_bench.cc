@@ -96,13 +96,16 @@ absl::StatusOr<double> TimedGenerate(const models::CausalLM& model,
 
 void PrintProfile(const engine::EngineStats& stats) {
   const double total = stats.schedule_seconds + stats.model_seconds + stats.output_seconds;
+  const int64_t decode_steps = stats.steps - stats.prefill_steps;
   std::cout << absl::StrFormat(
       "  profile over %d steps: schedule %.2f ms/step (%.0f%%)  model step %.2f ms/step (%.0f%%)"
-      "  outputs %.2f ms/step (%.0f%%)  preemptions %d\n",
+      "  outputs %.2f ms/step (%.0f%%)  preemptions %d\n"
+      "  of the model time: %d steps with prefill %.1f ms in all, %d decode steps %.2f ms/step\n",
       stats.steps, 1e3 * stats.schedule_seconds / stats.steps, 100 * stats.schedule_seconds / total,
       1e3 * stats.model_seconds / stats.steps, 100 * stats.model_seconds / total,
       1e3 * stats.output_seconds / stats.steps, 100 * stats.output_seconds / total,
-      stats.preemptions);
+      stats.preemptions, stats.prefill_steps, 1e3 * stats.prefill_step_seconds, decode_steps,
+      decode_steps > 0 ? 1e3 * (stats.model_seconds - stats.prefill_step_seconds) / decode_steps : 0.0);
 }
 
 #ifdef ROLLOUT_WITH_CUDA

@@ -26,15 +26,17 @@ DecodeGraphs::DecodeGraphs(const models::CausalLM& model, PagedKvCache* cache, i
       max_batch_(PaddedBatch(max_batch)),
       max_table_width_(max_table_width) {
   ROLLOUT_CHECK(cache->uses_kernel());
-  const auto on_device = at::TensorOptions().device(model.device());
-  longs_ = at::zeros({5, max_batch_}, on_device.dtype(at::kLong));
-  longs_[2].fill_(cache->scratch_slot());
-  ints_ = at::zeros({1 + max_batch_ + max_batch_ * max_table_width_}, on_device.dtype(at::kInt));
-  ints_[0].fill_(1);
-  ints_.narrow(0, 1, max_batch_).copy_(at::arange(max_batch_, on_device.dtype(at::kInt)));
-  floats_ = at::ones({3, max_batch_}, on_device.dtype(at::kFloat));
-  floats_[2].zero_();
-  top_k_ = at::full({max_batch_}, -1, on_device.dtype(at::kLong));
+  // One staging layout on both sides: longs [5, B] int64 | floats [3, B] float32 |
+  // ints [1 + B + B * width] int32 — the block tables last, so a step copies only the
+  // rows it uses.
+  const int64_t b = max_batch_;
+  const int64_t bytes = 40 * b + 12 * b + 4 * (1 + b + b * max_table_width_);
+  staging_ = at::zeros({bytes}, at::TensorOptions().dtype(at::kByte).device(model.device()));
+  host_staging_ = at::zeros({bytes}, at::TensorOptions().dtype(at::kByte).pinned_memory(true));
+  longs_ = staging_.narrow(0, 0, 40 * b).view(at::kLong).view({5, b});
+  floats_ = staging_.narrow(0, 40 * b, 12 * b).view(at::kFloat).view({3, b});
+  ints_ = staging_.narrow(0, 52 * b, bytes - 52 * b).view(at::kInt);
+  top_k_ = at::full({b}, -1, at::TensorOptions().dtype(at::kLong).device(model.device()));
   const c10::cuda::MempoolId_t pool = at::cuda::graph_pool_handle();
   pool_ = {pool.first, pool.second};
 }
@@ -58,32 +60,34 @@ bool DecodeGraphs::Serves(const StepInputs& step) const {
 }
 
 void DecodeGraphs::CopyInputs(const StepInputs& step, int64_t padded) {
+  const int64_t b = max_batch_;
   const int64_t batch = static_cast<int64_t>(step.sample_rows.size());
   const int64_t width = step.max_blocks;
+  uint8_t* host = host_staging_.data_ptr<uint8_t>();
+  int64_t* longs = reinterpret_cast<int64_t*>(host);
+  float* floats = reinterpret_cast<float*>(host + 40 * b);
+  int32_t* ints = reinterpret_cast<int32_t*>(host + 52 * b);
   // Padded rows: token 0 at position 0, KV into the scratch slot, default sampling.
-  at::Tensor longs = at::zeros({5, padded}, at::kLong);
-  longs[2].fill_(cache_->scratch_slot());
-  auto put = [&](int64_t row, const std::vector<int64_t>& values) {
-    longs[row].narrow(0, 0, batch).copy_(at::tensor(values, at::kLong));
-  };
-  put(0, step.input_ids);
-  put(1, step.positions);
-  put(2, step.slot_mapping);
-  put(3, step.seed);
-  put(4, step.draw);
-  longs_.narrow(1, 0, padded).copy_(longs);
-
-  at::Tensor ints = at::zeros({1 + max_batch_ + padded * width}, at::kInt);
-  int32_t* data = ints.data_ptr<int32_t>();
-  data[0] = static_cast<int32_t>(width);
-  for (int64_t i = 0; i < max_batch_; ++i) data[1 + i] = static_cast<int32_t>(i);
-  std::copy(step.block_tables.begin(), step.block_tables.end(), data + 1 + max_batch_);
-  ints_.narrow(0, 0, ints.size(0)).copy_(ints);
-
-  at::Tensor floats = at::ones({3, padded}, at::kFloat);
-  floats[2].zero_();
-  floats[0].narrow(0, 0, batch).copy_(at::tensor(step.temperature, at::kFloat));
-  floats_.narrow(1, 0, padded).copy_(floats);
+  for (int64_t i = 0; i < padded; ++i) {
+    const bool real = i < batch;
+    longs[0 * b + i] = real ? step.input_ids[i] : 0;
+    longs[1 * b + i] = real ? step.positions[i] : 0;
+    longs[2 * b + i] = real ? step.slot_mapping[i] : cache_->scratch_slot();
+    longs[3 * b + i] = real ? step.seed[i] : 0;
+    longs[4 * b + i] = real ? step.draw[i] : 0;
+    floats[0 * b + i] = real ? step.temperature[i] : 1.f;
+    floats[1 * b + i] = 1.f;  // top_p: off
+    floats[2 * b + i] = 0.f;  // min_p: off
+    ints[1 + i] = static_cast<int32_t>(i);
+  }
+  ints[0] = static_cast<int32_t>(width);
+  int32_t* tables = ints + 1 + b;
+  std::copy(step.block_tables.begin(), step.block_tables.end(), tables);
+  std::fill(tables + batch * width, tables + padded * width, 0);
+  // Pinned source: an asynchronous copy, ordered before the replay on the stream. The
+  // buffer is rewritten only after the step's results were fetched.
+  const int64_t used = 52 * b + 4 * (1 + b + padded * width);
+  staging_.narrow(0, 0, used).copy_(host_staging_.narrow(0, 0, used), /*non_blocking=*/true);
 }
 
 SampledTokens DecodeGraphs::Forward(const StepAttention& attention, int64_t padded) {

@@ -44,11 +44,14 @@ class DecodeGraphs {
   PagedKvCache* cache_;
   int64_t max_batch_;
   int64_t max_table_width_;
-  // Static inputs. longs_ rows: input ids, positions, cache slots, seeds, draws.
-  at::Tensor longs_;   // [5, max_batch] int64
-  // ints_: [0] table width, then token rows [max_batch], then tables [max_batch * width].
-  at::Tensor ints_;    // int32
+  // Static inputs: views into one device buffer filled from a pinned host twin by a
+  // single copy per step (layout in the constructor).
+  at::Tensor staging_;       // uint8, device
+  at::Tensor host_staging_;  // uint8, pinned host
+  at::Tensor longs_;   // [5, max_batch] int64: input ids, positions, cache slots, seeds, draws
   at::Tensor floats_;  // [3, max_batch] float32: temperature, top_p, min_p
+  // [0] table width, then token rows [max_batch], then tables [max_batch * width].
+  at::Tensor ints_;    // int32
   at::Tensor top_k_;   // [max_batch] int64, -1 (the fast path ignores it)
   std::map<int64_t, std::unique_ptr<Graph>> graphs_;
   std::pair<unsigned long long, unsigned long long> pool_;  // shared graph memory pool

@@ -224,8 +224,15 @@ absl::StatusOr<std::vector<RequestOutput>> Engine::Generate(
     const StepPlan plan = scheduler.Schedule();
     if (plan.empty()) return absl::InternalError("the scheduler found no work it could fit");
     lap(&stats_.schedule_seconds);
+    const double model_before = stats_.model_seconds;
     const SampledStep sampled = runner_->Run(plan);
     lap(&stats_.model_seconds);
+    if (std::any_of(plan.chunks.begin(), plan.chunks.end(), [](const ScheduledChunk& chunk) {
+          return chunk.start < chunk.sequence->prompt_length;
+        })) {
+      stats_.prefill_step_seconds += stats_.model_seconds - model_before;
+      ++stats_.prefill_steps;
+    }
     scheduler.CompleteStep(plan);
     ++stats_.steps;
     stats_.preemptions += plan.num_preempted;

@@ -80,6 +80,10 @@ struct EngineStats {
   // Where Generate() spends its time: scheduling, the model step (ends by fetching the
   // sampled tokens, so device time is in it) and output handling.
   double schedule_seconds = 0, model_seconds = 0, output_seconds = 0;
+  // The model time of steps that compute prompt tokens (prefill chunks, possibly mixed
+  // with decode tokens), and how many such steps there were.
+  double prefill_step_seconds = 0;
+  int64_t prefill_steps = 0;
 };
 
 class Engine {
