@@ -1,0 +1,302 @@
+#include "algorithms/advantages.h"
+
+#include <ATen/ATen.h>
+
+#include <tuple>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "algorithms/masked_ops.h"
+#include "common/status_macros.h"
+
+namespace rollout::algorithms {
+namespace {
+
+std::string ShapeOf(const at::Tensor& tensor) {
+  return absl::StrCat("[", absl::StrJoin(tensor.sizes(), ", "), "]");
+}
+
+// token_level_rewards must be [B, T] floating and finite.
+absl::Status CheckRewards(const at::Tensor& rewards) {
+  if (!rewards.defined()) return absl::InvalidArgumentError("token_level_rewards is missing");
+  if (rewards.dim() != 2 || !at::isFloatingType(rewards.scalar_type())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("token_level_rewards must be [B, T] floating; got ", ShapeOf(rewards), " ",
+                     c10::toString(rewards.scalar_type())));
+  }
+  return CheckFinite(rewards, "token_level_rewards");
+}
+
+// A [B, T] companion of the rewards (the mask, or floating values when `floating`),
+// finite, returned in the rewards' dtype and on their device.
+absl::StatusOr<at::Tensor> TokenTensorLike(const at::Tensor& tensor, const std::string& name,
+                                           const at::Tensor& rewards, bool floating) {
+  if (!tensor.defined()) {
+    return absl::InvalidArgumentError(absl::StrCat(name, " is missing; expected ", ShapeOf(rewards),
+                                                   " like token_level_rewards"));
+  }
+  if (tensor.sizes() != rewards.sizes()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        name, " must be ", ShapeOf(rewards), " like token_level_rewards; got ", ShapeOf(tensor)));
+  }
+  if (floating && !at::isFloatingType(tensor.scalar_type())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, " must be floating; got ", c10::toString(tensor.scalar_type())));
+  }
+  RETURN_IF_ERROR(CheckFinite(tensor, name));
+  return tensor.to(rewards.device(), rewards.scalar_type());
+}
+
+// A [B] per-row input: int64 group ids (`floating` false) or floating scores, returned on
+// the rewards' device (floating ones in the rewards' dtype).
+absl::StatusOr<at::Tensor> RowTensorLike(const at::Tensor& tensor, const std::string& name,
+                                         const at::Tensor& rewards, bool floating) {
+  const int64_t batch = rewards.size(0);
+  if (!tensor.defined()) {
+    return absl::InvalidArgumentError(absl::StrCat(name, " is missing; expected [", batch, "]"));
+  }
+  if (tensor.dim() != 1 || tensor.size(0) != batch) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, " must be [", batch, "] (one per row); got ", ShapeOf(tensor)));
+  }
+  if (!floating) {
+    if (tensor.scalar_type() != at::kLong) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " must be int64 group ids; got ",
+                                                     c10::toString(tensor.scalar_type())));
+    }
+    return tensor.to(rewards.device());
+  }
+  if (!at::isFloatingType(tensor.scalar_type())) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(name, " must be floating; got ", c10::toString(tensor.scalar_type())));
+  }
+  RETURN_IF_ERROR(CheckFinite(tensor, name));
+  return tensor.to(rewards.device(), rewards.scalar_type());
+}
+
+// Validated rewards, mask (rewards' dtype) and group ids of the outcome estimators.
+struct OutcomeInputs {
+  at::Tensor scores;  // [B] sum over T of rewards * mask
+  at::Tensor mask;    // [B, T]
+  at::Tensor index;   // [B] int64
+};
+
+absl::StatusOr<OutcomeInputs> PrepareOutcome(const at::Tensor& rewards, const at::Tensor& mask,
+                                             const at::Tensor& index) {
+  RETURN_IF_ERROR(CheckRewards(rewards));
+  OutcomeInputs out;
+  ASSIGN_OR_RETURN(out.mask, TokenTensorLike(mask, "response_mask", rewards, false));
+  ASSIGN_OR_RETURN(out.index, RowTensorLike(index, "index", rewards, false));
+  out.scores = (rewards * out.mask).sum(-1);
+  return out;
+}
+
+// Statistics of each row's group, gathered back to rows: [B] each, scores' dtype.
+struct RowGroupStats {
+  at::Tensor size;
+  at::Tensor mean;
+  at::Tensor std;  // unbiased; NaN for a group of one
+};
+
+RowGroupStats GroupStats(const at::Tensor& scores, const at::Tensor& index) {
+  at::Tensor groups, inverse, counts;
+  std::tie(groups, inverse, counts) =
+      at::_unique2(index, /*sorted=*/true, /*return_inverse=*/true, /*return_counts=*/true);
+  const at::Tensor size = counts.to(scores.scalar_type());
+  const at::Tensor zeros = at::zeros({groups.size(0)}, scores.options());
+  const at::Tensor mean = zeros.index_add(0, inverse, scores) / size;
+  const at::Tensor centered = scores - mean.index_select(0, inverse);
+  const at::Tensor std = (zeros.index_add(0, inverse, centered * centered) / (size - 1)).sqrt();
+  return {size.index_select(0, inverse), mean.index_select(0, inverse),
+          std.index_select(0, inverse)};
+}
+
+// [B] per-row values broadcast over T and zeroed where masked.
+at::Tensor Broadcast(const at::Tensor& per_row, const at::Tensor& mask) {
+  return per_row.unsqueeze(-1) * mask;
+}
+
+absl::StatusOr<at::Tensor> Whiten(const at::Tensor& values, const at::Tensor& mask,
+                                  const std::string& what) {
+  return WithContext(MaskedWhiten(values, mask), absl::StrCat("whitening ", what));
+}
+
+}  // namespace
+
+absl::StatusOr<at::Tensor> GaeRawAdvantages(const at::Tensor& token_level_rewards,
+                                            const at::Tensor& values,
+                                            const at::Tensor& response_mask, double gamma,
+                                            double lam) {
+  RETURN_IF_ERROR(CheckRewards(token_level_rewards));
+  ASSIGN_OR_RETURN(const at::Tensor v,
+                   TokenTensorLike(values, "values", token_level_rewards, true));
+  ASSIGN_OR_RETURN(const at::Tensor mask,
+                   TokenTensorLike(response_mask, "response_mask", token_level_rewards, false));
+  const at::Tensor& rewards = token_level_rewards;
+  at::Tensor next_value = at::zeros({rewards.size(0)}, rewards.options());
+  at::Tensor last_gae = at::zeros({rewards.size(0)}, rewards.options());
+  at::Tensor advantages = at::empty_like(rewards);
+  for (int64_t t = rewards.size(1) - 1; t >= 0; --t) {
+    const at::Tensor v_t = v.select(1, t);
+    const at::Tensor m_t = mask.select(1, t);
+    const at::Tensor delta = rewards.select(1, t) + gamma * next_value - v_t;
+    const at::Tensor gae = delta + gamma * lam * last_gae;
+    // Masked tokens pass the running value and GAE through untouched.
+    next_value = v_t * m_t + (1 - m_t) * next_value;
+    last_gae = gae * m_t + (1 - m_t) * last_gae;
+    advantages.select(1, t).copy_(last_gae);
+  }
+  return advantages;
+}
+
+absl::StatusOr<Advantages> GaeAdvantages(const at::Tensor& token_level_rewards,
+                                         const at::Tensor& values, const at::Tensor& response_mask,
+                                         double gamma, double lam) {
+  ASSIGN_OR_RETURN(const at::Tensor raw,
+                   GaeRawAdvantages(token_level_rewards, values, response_mask, gamma, lam));
+  const at::Tensor mask = response_mask.to(raw.device(), raw.scalar_type());
+  Advantages out;
+  out.returns = raw + values.to(raw.device(), raw.scalar_type());
+  ASSIGN_OR_RETURN(out.advantages, Whiten(raw, mask, "advantages"));
+  return out;
+}
+
+absl::StatusOr<Advantages> GrpoAdvantages(const at::Tensor& token_level_rewards,
+                                          const at::Tensor& response_mask, const at::Tensor& index,
+                                          bool norm_adv_by_std_in_grpo, double epsilon) {
+  ASSIGN_OR_RETURN(const OutcomeInputs in,
+                   PrepareOutcome(token_level_rewards, response_mask, index));
+  const RowGroupStats stats = GroupStats(in.scores, in.index);
+  const at::Tensor alone = stats.size == 1;
+  const at::Tensor mean = at::where(alone, at::zeros_like(stats.mean), stats.mean);
+  at::Tensor per_row = in.scores - mean;
+  if (norm_adv_by_std_in_grpo) {
+    per_row = per_row / (at::where(alone, at::ones_like(stats.std), stats.std) + epsilon);
+  }
+  const at::Tensor advantages = Broadcast(per_row, in.mask);
+  return Advantages{advantages, advantages};
+}
+
+absl::StatusOr<Advantages> RlooAdvantages(const at::Tensor& token_level_rewards,
+                                          const at::Tensor& response_mask,
+                                          const at::Tensor& index) {
+  ASSIGN_OR_RETURN(const OutcomeInputs in,
+                   PrepareOutcome(token_level_rewards, response_mask, index));
+  const RowGroupStats stats = GroupStats(in.scores, in.index);
+  // n / (n - 1) * (s - mean) = s - (sum - s) / (n - 1): the mean of the other rows.
+  const at::Tensor leave_one_out = (in.scores - stats.mean) * stats.size / (stats.size - 1);
+  const at::Tensor per_row = at::where(stats.size == 1, in.scores, leave_one_out);
+  const at::Tensor advantages = Broadcast(per_row, in.mask);
+  return Advantages{advantages, advantages};
+}
+
+absl::StatusOr<Advantages> ReinforcePlusPlusAdvantages(const at::Tensor& token_level_rewards,
+                                                       const at::Tensor& response_mask,
+                                                       double gamma) {
+  RETURN_IF_ERROR(CheckRewards(token_level_rewards));
+  ASSIGN_OR_RETURN(const at::Tensor mask,
+                   TokenTensorLike(response_mask, "response_mask", token_level_rewards, false));
+  const at::Tensor& rewards = token_level_rewards;
+  at::Tensor running = at::zeros({rewards.size(0)}, rewards.options());
+  Advantages out;
+  out.returns = at::empty_like(rewards);
+  for (int64_t t = rewards.size(1) - 1; t >= 0; --t) {
+    running = rewards.select(1, t) + gamma * running;
+    out.returns.select(1, t).copy_(running);
+    running = running * mask.select(1, t);  // restart after a masked token (EOS padding)
+  }
+  ASSIGN_OR_RETURN(const at::Tensor whitened, Whiten(out.returns, mask, "returns"));
+  out.advantages = whitened * mask;
+  return out;
+}
+
+absl::StatusOr<Advantages> ReinforcePlusPlusBaselineAdvantages(
+    const at::Tensor& token_level_rewards, const at::Tensor& response_mask,
+    const at::Tensor& index) {
+  ASSIGN_OR_RETURN(const OutcomeInputs in,
+                   PrepareOutcome(token_level_rewards, response_mask, index));
+  const RowGroupStats stats = GroupStats(in.scores, in.index);
+  const at::Tensor baseline = at::where(stats.size == 1, at::zeros_like(stats.mean), stats.mean);
+  const at::Tensor centered = Broadcast(in.scores - baseline, in.mask);
+  ASSIGN_OR_RETURN(const at::Tensor whitened, Whiten(centered, in.mask, "advantages"));
+  const at::Tensor advantages = whitened * in.mask;
+  return Advantages{advantages, advantages};
+}
+
+absl::StatusOr<Advantages> RemaxAdvantages(const at::Tensor& token_level_rewards,
+                                           const at::Tensor& reward_baselines,
+                                           const at::Tensor& response_mask) {
+  RETURN_IF_ERROR(CheckRewards(token_level_rewards));
+  ASSIGN_OR_RETURN(const at::Tensor mask,
+                   TokenTensorLike(response_mask, "response_mask", token_level_rewards, false));
+  ASSIGN_OR_RETURN(const at::Tensor baselines,
+                   RowTensorLike(reward_baselines, "reward_baselines", token_level_rewards, true));
+  Advantages out;
+  out.returns = (token_level_rewards * mask).flip({-1}).cumsum(-1).flip({-1});
+  out.advantages = out.returns - Broadcast(baselines, mask);
+  return out;
+}
+
+namespace {
+
+using EstimatorFn = absl::StatusOr<Advantages> (*)(const AdvantageInputs&, const AdvantageOptions&);
+struct Estimator {
+  const char* name;
+  EstimatorFn run;
+};
+
+// verl's AdvantageEstimator names; AdvantageEstimatorNames() lists them in this order.
+const Estimator kEstimators[] = {
+    {"gae",
+     [](const AdvantageInputs& in, const AdvantageOptions& o) {
+       return GaeAdvantages(in.token_level_rewards, in.values, in.response_mask, o.gamma, o.lam);
+     }},
+    {"grpo",
+     [](const AdvantageInputs& in, const AdvantageOptions& o) {
+       return GrpoAdvantages(in.token_level_rewards, in.response_mask, in.index,
+                             o.norm_adv_by_std_in_grpo, o.epsilon);
+     }},
+    {"rloo",
+     [](const AdvantageInputs& in, const AdvantageOptions&) {
+       return RlooAdvantages(in.token_level_rewards, in.response_mask, in.index);
+     }},
+    {"reinforce_plus_plus",
+     [](const AdvantageInputs& in, const AdvantageOptions& o) {
+       return ReinforcePlusPlusAdvantages(in.token_level_rewards, in.response_mask, o.gamma);
+     }},
+    {"reinforce_plus_plus_baseline",
+     [](const AdvantageInputs& in, const AdvantageOptions&) {
+       return ReinforcePlusPlusBaselineAdvantages(in.token_level_rewards, in.response_mask,
+                                                  in.index);
+     }},
+    {"remax",
+     [](const AdvantageInputs& in, const AdvantageOptions&) {
+       return RemaxAdvantages(in.token_level_rewards, in.reward_baselines, in.response_mask);
+     }},
+};
+
+}  // namespace
+
+const std::vector<std::string>& AdvantageEstimatorNames() {
+  static const std::vector<std::string>* const kNames = [] {
+    auto* names = new std::vector<std::string>();
+    for (const Estimator& estimator : kEstimators) names->push_back(estimator.name);
+    return names;
+  }();
+  return *kNames;
+}
+
+absl::StatusOr<Advantages> ComputeAdvantages(const std::string& adv_estimator,
+                                             const AdvantageInputs& inputs,
+                                             const AdvantageOptions& options) {
+  for (const Estimator& estimator : kEstimators) {
+    if (adv_estimator == estimator.name) {
+      return WithContext(estimator.run(inputs, options), adv_estimator);
+    }
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown adv_estimator '", adv_estimator,
+                   "'; valid: ", absl::StrJoin(AdvantageEstimatorNames(), ", ")));
+}
+
+}  // namespace rollout::algorithms

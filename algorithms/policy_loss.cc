@@ -1,0 +1,142 @@
+#include "algorithms/policy_loss.h"
+
+#include <ATen/ATen.h>
+
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
+#include "algorithms/loss_aggregation.h"
+#include "algorithms/masked_ops.h"
+#include "common/status_macros.h"
+
+namespace rollout::algorithms {
+namespace {
+
+struct Inputs {
+  const at::Tensor& old_log_prob;
+  const at::Tensor& log_prob;
+  const at::Tensor& advantages;
+  const at::Tensor& mask;
+};
+
+// The ratio interval is [1 - low, 1 + high].
+struct ClipRange {
+  double low;
+  double high;
+};
+
+// Masked mean of a metric, as a double, outside the autograd graph.
+double MetricMean(const at::Tensor& values, const at::Tensor& mask) {
+  return MaskedMean(values.detach().to(at::kDouble), mask.to(at::kDouble)).item<double>();
+}
+
+absl::StatusOr<PolicyLossResult> Vanilla(const Inputs& in, const PolicyLossOptions& options,
+                                         ClipRange clip) {
+  const at::Tensor log_ratio = (in.log_prob - in.old_log_prob).clamp(-20.0, 20.0);
+  const at::Tensor ratio = log_ratio.exp();
+  const at::Tensor unclipped = -in.advantages * ratio;
+  const at::Tensor clipped = -in.advantages * ratio.clamp(1.0 - clip.low, 1.0 + clip.high);
+  const at::Tensor clip_loss = at::maximum(unclipped, clipped);
+  // Dual clip: a very large ratio on a negative advantage would otherwise give an
+  // unbounded loss; cap it at -A * clip_ratio_c.
+  const at::Tensor dual_bound = -in.advantages * options.clip_ratio_c;
+  const at::Tensor negative = in.advantages < 0;
+  const at::Tensor token_loss = at::where(negative, at::minimum(clip_loss, dual_bound), clip_loss);
+  PolicyLossResult result;
+  ASSIGN_OR_RETURN(result.loss, AggregateLoss(token_loss, in.mask, options.loss_agg_mode,
+                                              options.loss_scale_factor));
+  at::NoGradGuard no_grad;
+  result.pg_clipfrac = MetricMean(clipped > unclipped, in.mask);
+  result.pg_clipfrac_lower = MetricMean((clip_loss > dual_bound).logical_and(negative), in.mask);
+  result.ppo_kl = MetricMean(-log_ratio, in.mask);
+  return result;
+}
+
+absl::StatusOr<PolicyLossResult> Gspo(const Inputs& in, const PolicyLossOptions& options,
+                                      ClipRange clip) {
+  const at::Tensor log_ratio = in.log_prob - in.old_log_prob;
+  const at::Tensor mask = in.mask.to(log_ratio.scalar_type());
+  // log s_b: the masked mean of the row's log-ratios (an empty row divides by 1).
+  const at::Tensor seq_log_ratio = (log_ratio * mask).sum(-1) / mask.sum(-1).clamp_min(1);
+  // Value log s_b at every token; gradient that of the token's own log_prob.
+  const at::Tensor token_log_ratio =
+      (in.log_prob - in.log_prob.detach() + seq_log_ratio.detach().unsqueeze(-1)).clamp_max(10.0);
+  const at::Tensor ratio = token_log_ratio.exp();
+  const at::Tensor unclipped = -in.advantages * ratio;
+  const at::Tensor clipped = -in.advantages * ratio.clamp(1.0 - clip.low, 1.0 + clip.high);
+  PolicyLossResult result;
+  ASSIGN_OR_RETURN(result.loss,
+                   AggregateLoss(at::maximum(unclipped, clipped), in.mask, "seq-mean-token-mean"));
+  at::NoGradGuard no_grad;
+  result.pg_clipfrac = MetricMean(clipped > unclipped, in.mask);
+  result.pg_clipfrac_lower = 0;
+  result.ppo_kl = MetricMean(-log_ratio, in.mask);
+  return result;
+}
+
+using LossFn = absl::StatusOr<PolicyLossResult> (*)(const Inputs&, const PolicyLossOptions&,
+                                                    ClipRange);
+
+struct LossMode {
+  absl::string_view name;
+  LossFn fn;
+};
+
+constexpr LossMode kLossModes[] = {
+    {"vanilla", Vanilla},
+    {"gspo", Gspo},
+};
+
+absl::StatusOr<LossFn> FindLossMode(absl::string_view name) {
+  for (const LossMode& mode : kLossModes) {
+    if (mode.name == name) return mode.fn;
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("loss_mode: unknown policy loss mode \"", name, "\"; valid modes are ",
+                   absl::StrJoin(kLossModes, ", ", [](std::string* out, const LossMode& mode) {
+                     absl::StrAppend(out, mode.name);
+                   })));
+}
+
+absl::Status CheckOptions(const PolicyLossOptions& options) {
+  const std::pair<const char*, double> ranges[] = {{"clip_ratio", options.clip_ratio},
+                                                   {"clip_ratio_low", options.clip_ratio_low},
+                                                   {"clip_ratio_high", options.clip_ratio_high}};
+  for (const auto& [name, value] : ranges) {
+    // Written so that NaN fails too.
+    if (!(value >= 0)) {
+      return absl::InvalidArgumentError(absl::StrCat(name, ": must be >= 0; got ", value));
+    }
+  }
+  if (!(options.clip_ratio_c > 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("clip_ratio_c: the dual-clip bound must be > 1; got ", options.clip_ratio_c));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<PolicyLossResult> ComputePolicyLoss(const at::Tensor& old_log_prob,
+                                                   const at::Tensor& log_prob,
+                                                   const at::Tensor& advantages,
+                                                   const at::Tensor& response_mask,
+                                                   const PolicyLossOptions& options) {
+  constexpr absl::string_view kContext = "policy loss";
+  absl::StatusOr<LossFn> fn = FindLossMode(options.loss_mode);
+  if (!fn.ok()) return WithContext(fn.status(), kContext);
+  RETURN_IF_ERROR(WithContext(CheckOptions(options), kContext));
+  RETURN_IF_ERROR(WithContext(
+      CheckTokenLossInputs(
+          response_mask, "response_mask",
+          {{"old_log_prob", old_log_prob}, {"log_prob", log_prob}, {"advantages", advantages}}),
+      kContext));
+  const ClipRange clip{options.clip_ratio_low > 0 ? options.clip_ratio_low : options.clip_ratio,
+                       options.clip_ratio_high > 0 ? options.clip_ratio_high : options.clip_ratio};
+  return WithContext((*fn)({old_log_prob, log_prob, advantages, response_mask}, options, clip),
+                     absl::StrCat(kContext, " (", options.loss_mode, ")"));
+}
+
+}  // namespace rollout::algorithms

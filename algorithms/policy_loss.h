@@ -1,0 +1,71 @@
+// PPO-style policy-gradient losses selected by verl's `actor.policy_loss.loss_mode`
+// (verl's compute_policy_loss_vanilla / compute_policy_loss_gspo), with their metrics.
+//
+// Inputs, all [B, T] on one device:
+//   old_log_prob   floating; log-probabilities of the sampled tokens under the policy that
+//                  generated them (no gradient expected)
+//   log_prob       floating; the same under the policy being trained (gradients flow here)
+//   advantages     floating; per-token advantages
+//   response_mask  any dtype; 1 for response tokens that count, 0 for padding. Masked
+//                  tokens change neither the loss, its gradients, nor the metrics.
+// Every floating input must be finite, masked positions included.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <string>
+
+#include "absl/status/statusor.h"
+
+namespace rollout::algorithms {
+
+// verl's actor keys and defaults.
+struct PolicyLossOptions {
+  // "vanilla" or "gspo" (actor.policy_loss.loss_mode).
+  std::string loss_mode = "vanilla";
+  // PPO's epsilon: the ratio is clipped to [1 - clip_ratio_low, 1 + clip_ratio_high].
+  double clip_ratio = 0.2;
+  double clip_ratio_low = 0;   // 0: clip_ratio
+  double clip_ratio_high = 0;  // 0: clip_ratio (DAPO's clip-higher sets it above low)
+  // Dual-clip bound (vanilla only): for negative advantages the loss is capped at
+  // -advantage * clip_ratio_c. Must exceed 1.
+  double clip_ratio_c = 3.0;
+  // See loss_aggregation.h. gspo always aggregates with "seq-mean-token-mean", as verl
+  // does, and ignores this.
+  std::string loss_agg_mode = "token-mean";
+  double loss_scale_factor = 0;  // seq-mean-token-sum-norm's horizon; 0: T
+};
+
+struct PolicyLossResult {
+  // 0-dim, the inputs' promoted dtype, on their device; differentiable w.r.t. log_prob.
+  at::Tensor loss;
+  // Masked fraction of tokens whose clipped term was the larger (the one used).
+  double pg_clipfrac = 0;
+  // Masked fraction of tokens with a negative advantage capped by the dual clip
+  // (always 0 for gspo, as in verl).
+  double pg_clipfrac_lower = 0;
+  // Masked mean of old_log_prob - log_prob (unclamped for gspo; the clamped log-ratio for
+  // vanilla, as in verl).
+  double ppo_kl = 0;
+};
+
+// vanilla: per token r = exp(clamp(log_prob - old_log_prob, -20, 20)) and
+//   l = max(-A r, -A clip(r, 1 - low, 1 + high)); where A < 0, l = min(l, -A clip_ratio_c).
+//   The per-token losses are aggregated by loss_agg_mode.
+// gspo (arXiv 2507.18071): the sequence ratio s_b = exp(masked mean over the row of
+//   (log_prob - old_log_prob)) is applied per token as s_b * exp(log_prob - sg[log_prob])
+//   (sg: stop-gradient), so its value is s_b while each token's gradient is its own; the
+//   log of that ratio is clamped at 10 from above. l = max(-A s, -A clip(s, 1 - low,
+//   1 + high)), aggregated with seq-mean-token-mean. No dual clip.
+//
+// InvalidArgument naming the problem for: an unknown loss_mode (listing the valid ones),
+// an unknown loss_agg_mode, clip ratios that are negative or non-finite, clip_ratio_c <= 1,
+// or inputs that fail CheckTokenLossInputs (shape, dtype, device, NaN / Inf).
+// Metrics are computed without gradient tracking and synchronise with the device.
+absl::StatusOr<PolicyLossResult> ComputePolicyLoss(const at::Tensor& old_log_prob,
+                                                   const at::Tensor& log_prob,
+                                                   const at::Tensor& advantages,
+                                                   const at::Tensor& response_mask,
+                                                   const PolicyLossOptions& options);
+
+}  // namespace rollout::algorithms
