@@ -3,13 +3,14 @@
 #include <chrono>
 #include <cstdio>
 #include <fstream>
-#include <iostream>
+#include <ostream>
 
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "common/device.h"
 #include "common/flags.h"
+#include "common/output_command.h"
 #include "common/status_macros.h"
 #include "engine/engine.h"
 #include "models/json_prompt.h"
@@ -208,30 +209,9 @@ absl::Status Generate(const GenerateFlags& f, std::ostream& out) {
 
 int RunGenerateCommand(const std::vector<std::string>& args) {
   GenerateFlags f;
-  FlagSet flags = MakeFlags(&f);
-  absl::StatusOr<FlagSet::Parsed> parsed = flags.Parse(args);
-  if (!parsed.ok()) {
-    std::cerr << "rollout generate: " << parsed.status().message() << "\n";
-    return 2;
-  }
-  if (parsed->help) {
-    std::cout << flags.Usage();
-    return 0;
-  }
-  std::ofstream file;
-  if (!f.output.empty()) {
-    file.open(f.output);
-    if (!file) {
-      std::cerr << "rollout generate: cannot write " << f.output << "\n";
-      return 1;
-    }
-  }
-  const absl::Status status = Generate(f, f.output.empty() ? std::cout : file);
-  if (!status.ok()) {
-    std::cerr << "rollout generate: " << status.message() << "\n";
-    return status.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
-  }
-  return 0;
+  const FlagSet flags = MakeFlags(&f);
+  return RunOutputCommand("generate", flags, args, &f.output,
+                          [&](std::ostream& out) { return Generate(f, out); });
 }
 
 }  // namespace rollout::engine

@@ -6,13 +6,14 @@
 #include <c10/core/GradMode.h>
 
 #include <fstream>
-#include <iostream>
+#include <ostream>
 
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
 #include "common/device.h"
 #include "common/flags.h"
+#include "common/output_command.h"
 #include "common/status_macros.h"
 #include "models/causal_lm.h"
 #include "models/cli_model.h"
@@ -138,29 +139,8 @@ int RunScoreCommand(const std::vector<std::string>& args) {
   flags.AddString("device", &f.device, "cpu or cuda:N");
   flags.AddString("dtype", &f.dtype, "float32 or bfloat16");
   flags.AddInt("batch_size", &f.batch_size, "sequences per forward");
-  absl::StatusOr<FlagSet::Parsed> parsed = flags.Parse(args);
-  if (!parsed.ok()) {
-    std::cerr << "rollout score: " << parsed.status().message() << "\n";
-    return 2;
-  }
-  if (parsed->help) {
-    std::cout << flags.Usage();
-    return 0;
-  }
-  std::ofstream file;
-  if (!f.output.empty()) {
-    file.open(f.output);
-    if (!file) {
-      std::cerr << "rollout score: cannot write " << f.output << "\n";
-      return 1;
-    }
-  }
-  absl::Status status = Score(f, f.output.empty() ? std::cout : file);
-  if (!status.ok()) {
-    std::cerr << "rollout score: " << status.message() << "\n";
-    return status.code() == absl::StatusCode::kInvalidArgument ? 2 : 1;
-  }
-  return 0;
+  return RunOutputCommand("score", flags, args, &f.output,
+                          [&](std::ostream& out) { return Score(f, out); });
 }
 
 }  // namespace rollout::models
