@@ -1,6 +1,7 @@
 #include "algorithms/policy_loss.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 
 #include <utility>
 
@@ -47,7 +48,7 @@ absl::StatusOr<PolicyLossResult> Vanilla(const Inputs& in, const PolicyLossOptio
   PolicyLossResult result;
   ASSIGN_OR_RETURN(result.loss, AggregateLoss(token_loss, in.mask, options.loss_agg_mode,
                                               options.loss_scale_factor));
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   result.pg_clipfrac = MetricMean(clipped > unclipped, in.mask);
   result.pg_clipfrac_lower = MetricMean((clip_loss > dual_bound).logical_and(negative), in.mask);
   result.ppo_kl = MetricMean(-log_ratio, in.mask);
@@ -69,7 +70,7 @@ absl::StatusOr<PolicyLossResult> Gspo(const Inputs& in, const PolicyLossOptions&
   PolicyLossResult result;
   ASSIGN_OR_RETURN(result.loss,
                    AggregateLoss(at::maximum(unclipped, clipped), in.mask, "seq-mean-token-mean"));
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   result.pg_clipfrac = MetricMean(clipped > unclipped, in.mask);
   result.pg_clipfrac_lower = 0;
   result.ppo_kl = MetricMean(-log_ratio, in.mask);

@@ -1,6 +1,7 @@
 #include "algorithms/value_loss.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 
 #include "absl/strings/str_cat.h"
 #include "algorithms/loss_aggregation.h"
@@ -37,7 +38,7 @@ absl::StatusOr<ValueLossResult> ComputeValueLoss(const at::Tensor& vpreds,
                                 options.loss_agg_mode, options.loss_scale_factor),
                   kContext));
   result.loss = 0.5 * aggregated;
-  at::NoGradGuard no_grad;
+  c10::NoGradGuard no_grad;
   result.vf_clipfrac =
       MaskedMean((clipped_error > unclipped_error).to(at::kDouble), response_mask.to(at::kDouble))
           .item<double>();
