@@ -1,6 +1,4 @@
 // The `rollout` executable end to end: exit codes and one-line messages.
-#include <sys/wait.h>
-
 #include <fstream>
 
 #include <gmock/gmock.h>
@@ -15,30 +13,19 @@ namespace {
 using ::testing::HasSubstr;
 using ::testing::Not;
 
-struct Result {
-  int exit_code = -1;
-  std::string output;
-};
-
-Result RunRollout(std::vector<std::string> args, double timeout_s = 120) {
+CommandResult RunRollout(std::vector<std::string> args, double timeout_s = 120) {
   args.insert(args.begin(), ROLLOUT_BINARY_PATH);
-  Subprocess process(args);
-  const int status = process.Wait(timeout_s);
-  Result result;
-  result.output = process.Output();
-  if (status != -1 && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
-  return result;
+  return RunCommand(args, timeout_s);
 }
-
 
 TEST(RolloutCli, HelpOnEveryCommand) {
   for (const char* command : {"train", "plan", "worker"}) {
-    Result result = RunRollout({command, "--help"});
+    CommandResult result = RunRollout({command, "--help"});
     EXPECT_EQ(result.exit_code, 0) << command;
     EXPECT_THAT(result.output, HasSubstr("usage: rollout ")) << command;
   }
   EXPECT_EQ(RunRollout({"--help"}).exit_code, 0);
-  Result unknown = RunRollout({"fly"});
+  CommandResult unknown = RunRollout({"fly"});
   EXPECT_EQ(unknown.exit_code, 2);
   EXPECT_THAT(unknown.output, HasSubstr("unknown command 'fly'"));
 }
@@ -47,7 +34,7 @@ TEST(RolloutCli, PlanPrintsResolvedRecipeAndPlacement) {
   TempDir dir("cli");
   const std::string recipe = dir.Write(
       "plan.yaml", "trainer: {device: cpu, n_gpus_per_node: 2}\nalgorithm: {adv_estimator: grpo}\n");
-  Result result = RunRollout({"plan", recipe, "rollout.n=8"});
+  CommandResult result = RunRollout({"plan", recipe, "rollout.n=8"});
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_THAT(result.output, HasSubstr("n: 8"));
   EXPECT_THAT(result.output, HasSubstr("pool global_pool: 1 node(s) x 2 cpu"));
@@ -56,7 +43,7 @@ TEST(RolloutCli, PlanPrintsResolvedRecipeAndPlacement) {
 TEST(RolloutCli, BadRecipeIsOneLineAndExitTwo) {
   TempDir dir("cli");
   const std::string recipe = dir.Write("bad.yaml", "actor:\n  optim:\n    learning_rate: 1\n");
-  Result result = RunRollout({"plan", recipe});
+  CommandResult result = RunRollout({"plan", recipe});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_EQ(result.output, "rollout plan: unknown key 'actor.optim.learning_rate' at " + recipe +
                                ":3 — did you mean 'actor.optim.lr'?\n");
@@ -70,7 +57,7 @@ TEST(RolloutCli, TrainDryRunStartsChecksAndStopsWorkers) {
       "resource_pools:\n  cpu_pool: {devices_per_node: 2, device: cpu}\n"
       "algorithm: {adv_estimator: grpo}\n"
       "trainer: {default_local_dir: " + dir + "}\n");
-  Result result = RunRollout({"train", recipe, "--dry-run"});
+  CommandResult result = RunRollout({"train", recipe, "--dry-run"});
   EXPECT_EQ(result.exit_code, 0) << result.output;
   EXPECT_THAT(result.output, HasSubstr("all 2 worker(s) registered"));
   EXPECT_THAT(result.output, HasSubstr("pool cpu_pool: token log-probs on 2 worker(s) match"));

@@ -1,6 +1,4 @@
 // `rollout init-model` and `rollout score` through the real binary.
-#include <sys/wait.h>
-
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -15,25 +13,16 @@
 namespace rollout::models {
 namespace {
 
-using ::rollout::testing::Subprocess;
+using ::rollout::testing::CommandResult;
+using ::rollout::testing::RunCommand;
 using ::rollout::testing::TempDir;
 using ::testing::HasSubstr;
 
 constexpr char kFixture[] = "tests/data/tiny-qwen2";
 
-struct CommandResult {
-  int exit_code = -1;
-  std::string output;
-};
-
 CommandResult Rollout(std::vector<std::string> args) {
   args.insert(args.begin(), ROLLOUT_BINARY_PATH);
-  Subprocess process(args);
-  const int status = process.Wait(120);
-  CommandResult run;
-  run.output = process.Output();
-  if (status != -1 && WIFEXITED(status)) run.exit_code = WEXITSTATUS(status);
-  return run;
+  return RunCommand(args);
 }
 
 TEST(InitModel, WritesALoadableModelWithTheTokenizer) {

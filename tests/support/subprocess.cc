@@ -111,4 +111,13 @@ void ReapZombies() {
   }
 }
 
+CommandResult RunCommand(const std::vector<std::string>& argv, double timeout_s) {
+  Subprocess process(argv);
+  const int status = process.Wait(timeout_s);
+  CommandResult result;
+  result.output = process.Output();
+  if (status != -1 && WIFEXITED(status)) result.exit_code = WEXITSTATUS(status);
+  return result;
+}
+
 }  // namespace rollout::testing

@@ -34,6 +34,15 @@ class Subprocess {
   size_t scanned_ = 0;  // output_ bytes already matched against by WaitForLine
 };
 
+// How a program run to completion ended.
+struct CommandResult {
+  int exit_code = -1;  // -1: killed by a signal or still running at the timeout
+  std::string output;  // stdout and stderr
+};
+
+// Runs `argv` to its exit (or `timeout_s`, then kills it) with its output captured.
+CommandResult RunCommand(const std::vector<std::string>& argv, double timeout_s = 120);
+
 // True while `pid` exists and is not a zombie.
 bool ProcessRunning(pid_t pid);
 
