@@ -9,6 +9,7 @@
 #include "engine/cli_generate.h"
 #include "models/cli_model.h"
 #include "models/cli_tokenize.h"
+#include "rewards/cli_reward.h"
 #include "workers/worker_main.h"
 
 namespace {
@@ -28,6 +29,8 @@ const Subcommand kSubcommands[] = {
      rollout::engine::RunGenerateCommand},
     {"init-model", "write a randomly initialised model of a preset shape for a tokenizer",
      rollout::models::RunInitModelCommand},
+    {"reward", "score responses with a reward function (JSON lines on stdin)",
+     rollout::rewards::RunRewardCommand},
     {"score", "per-token log-probs of sequences under a model (JSON lines)",
      rollout::models::RunScoreCommand},
     {"tokenize", "tokenize, detokenize or render chats with a model's tokenizer (JSON lines)",

@@ -1,0 +1,94 @@
+#include "rewards/cli_reward.h"
+
+#include <iostream>
+#include <ostream>
+#include <map>
+#include <memory>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "common/flags.h"
+#include "common/output_command.h"
+#include "common/status_macros.h"
+#include "rewards/reward_registry.h"
+
+namespace rollout::rewards {
+namespace {
+
+using nlohmann::json;
+
+// One input line as a RewardInput; `where` is "stdin:LINE".
+absl::StatusOr<RewardInput> ParseSample(const std::string& line, const std::string& where) {
+  const json value = json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded() || !value.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": not a JSON object"));
+  }
+  RewardInput input;
+  const std::pair<const char*, std::string*> fields[] = {{"response", &input.response},
+                                                         {"ground_truth", &input.ground_truth},
+                                                         {"prompt", &input.prompt},
+                                                         {"data_source", &input.data_source}};
+  for (const auto& [key, target] : fields) {
+    if (!value.contains(key)) continue;
+    const json& field = value.at(key);
+    // Ground truths are often numbers or objects in datasets; keep them as JSON text.
+    *target = field.is_string() ? field.get<std::string>() : field.dump();
+  }
+  if (!value.contains("response")) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": \"response\" is missing"));
+  }
+  if (value.contains("extra_info")) input.extra_info = value.at("extra_info").dump();
+  return input;
+}
+
+// Scores stdin line by line; reward functions are created once per name.
+absl::Status ScoreLines(const RewardRegistry& registry, const std::string& name,
+                        std::ostream& out) {
+  std::map<std::string, std::unique_ptr<RewardFunction>> rewards;
+  std::string line;
+  for (int number = 1; std::getline(std::cin, line); ++number) {
+    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+    const std::string where = absl::StrCat("stdin:", number);
+    ASSIGN_OR_RETURN(const RewardInput input, ParseSample(line, where));
+    std::string chosen = name;
+    if (chosen.empty()) {
+      absl::StatusOr<std::string> routed = registry.RouteDataSource(input.data_source);
+      if (!routed.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(where, ": ", routed.status().message()));
+      }
+      chosen = *routed;
+    }
+    std::unique_ptr<RewardFunction>& reward = rewards[chosen];
+    if (reward == nullptr) {
+      ASSIGN_OR_RETURN(reward, registry.Create(chosen));
+    }
+    absl::StatusOr<RewardOutput> output = reward->Score(input);
+    if (!output.ok()) {
+      return absl::Status(output.status().code(),
+                          absl::StrCat(where, ": ", chosen, ": ", output.status().message()));
+    }
+    out << json{{"score", output->score}, {"reward", chosen}, {"extra", output->extra}}.dump()
+              << "\n";
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+int RunRewardCommand(const std::vector<std::string>& args) {
+  std::string name, output;
+  FlagSet flags("rollout reward [--name NAME] [--output FILE] < samples.jsonl",
+                "Scores JSON lines {\"response\", \"ground_truth\", optional \"prompt\",\n"
+                "\"data_source\", \"extra_info\"} from stdin; writes {\"score\", \"reward\",\n"
+                "\"extra\"} per line. Without --name, each line's data_source picks the reward.");
+  flags.AddString("name", &name, "reward function (gsm8k, countdown, math, exact_match, format)");
+  flags.AddString("output", &output, "write here instead of stdout");
+  return RunOutputCommand("reward", flags, args, &output, [&](std::ostream& out) -> absl::Status {
+    const RewardRegistry registry = RewardRegistry::WithBuiltins();
+    if (!name.empty()) RETURN_IF_ERROR(registry.Create(name).status());
+    return ScoreLines(registry, name, out);
+  });
+}
+
+}  // namespace rollout::rewards
