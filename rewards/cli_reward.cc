@@ -11,6 +11,7 @@
 #include "common/flags.h"
 #include "common/output_command.h"
 #include "common/status_macros.h"
+#include "rewards/plugin_reward.h"
 #include "rewards/reward_registry.h"
 
 namespace rollout::rewards {
@@ -42,10 +43,12 @@ absl::StatusOr<RewardInput> ParseSample(const std::string& line, const std::stri
   return input;
 }
 
-// Scores stdin line by line; reward functions are created once per name.
+using RewardsByName = std::map<std::string, std::unique_ptr<RewardFunction>>;
+
+// Scores stdin line by line with the reward `name` (or the one each line's data_source
+// routes to). Functions missing from `rewards` are created from the registry once.
 absl::Status ScoreLines(const RewardRegistry& registry, const std::string& name,
-                        std::ostream& out) {
-  std::map<std::string, std::unique_ptr<RewardFunction>> rewards;
+                        RewardsByName rewards, std::ostream& out) {
   std::string line;
   for (int number = 1; std::getline(std::cin, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
@@ -69,7 +72,7 @@ absl::Status ScoreLines(const RewardRegistry& registry, const std::string& name,
                           absl::StrCat(where, ": ", chosen, ": ", output.status().message()));
     }
     out << json{{"score", output->score}, {"reward", chosen}, {"extra", output->extra}}.dump()
-              << "\n";
+        << "\n";
   }
   return absl::OkStatus();
 }
@@ -77,17 +80,29 @@ absl::Status ScoreLines(const RewardRegistry& registry, const std::string& name,
 }  // namespace
 
 int RunRewardCommand(const std::vector<std::string>& args) {
-  std::string name, output;
-  FlagSet flags("rollout reward [--name NAME] [--output FILE] < samples.jsonl",
+  std::string name, plugin, output;
+  FlagSet flags("rollout reward [--name NAME | --plugin LIB.so] [--output FILE] < samples.jsonl",
                 "Scores JSON lines {\"response\", \"ground_truth\", optional \"prompt\",\n"
                 "\"data_source\", \"extra_info\"} from stdin; writes {\"score\", \"reward\",\n"
-                "\"extra\"} per line. Without --name, each line's data_source picks the reward.");
+                "\"extra\"} per line. Without --name or --plugin, each line's data_source picks\n"
+                "the reward.");
   flags.AddString("name", &name, "reward function (gsm8k, countdown, math, exact_match, format)");
+  flags.AddString("plugin", &plugin, "a reward plug-in library (rewards/plugin_api.h)");
   flags.AddString("output", &output, "write here instead of stdout");
   return RunOutputCommand("reward", flags, args, &output, [&](std::ostream& out) -> absl::Status {
+    if (!name.empty() && !plugin.empty()) {
+      return absl::InvalidArgumentError("give --name or --plugin, not both");
+    }
     const RewardRegistry registry = RewardRegistry::WithBuiltins();
-    if (!name.empty()) RETURN_IF_ERROR(registry.Create(name).status());
-    return ScoreLines(registry, name, out);
+    RewardsByName rewards;
+    if (!plugin.empty()) {
+      ASSIGN_OR_RETURN(std::unique_ptr<RewardFunction> loaded, LoadRewardPlugin(plugin));
+      name = loaded->name();
+      rewards[name] = std::move(loaded);
+    } else if (!name.empty()) {
+      RETURN_IF_ERROR(registry.Create(name).status());
+    }
+    return ScoreLines(registry, name, std::move(rewards), out);
   });
 }
 

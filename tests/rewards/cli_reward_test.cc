@@ -62,6 +62,23 @@ TEST(RewardCommand, NamedRewardScoresEveryLineAndTakesNonStringGroundTruths) {
   EXPECT_EQ(lines[0]["extra"]["acc"], 1.0);
 }
 
+TEST(RewardCommand, PluginScoresEveryLine) {
+  const CommandResult run =
+      RunReward({"--plugin", EXAMPLE_PLUGIN_PATH},
+                "{\"response\": \"it is 42\", \"ground_truth\": \"42\"}\n"
+                "{\"response\": \"it is 41\", \"ground_truth\": \"42\"}\n");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::vector<nlohmann::json> lines = JsonLines(run.output);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["reward"], "contains_answer");
+  EXPECT_EQ(lines[0]["score"], 1.0);
+  EXPECT_EQ(lines[0]["extra"]["response_chars"], 8.0);
+  EXPECT_EQ(lines[1]["score"], 0.0);
+  const CommandResult both = RunReward({"--plugin", EXAMPLE_PLUGIN_PATH, "--name", "gsm8k"}, "");
+  EXPECT_EQ(both.exit_code, 2);
+  EXPECT_THAT(both.output, HasSubstr("give --name or --plugin, not both"));
+}
+
 TEST(RewardCommand, BadLinesAndUnknownNamesAreUsageErrors) {
   CommandResult run = RunReward({}, "{\"response\": \"x\", \"data_source\": \"nowhere\"}\n");
   EXPECT_EQ(run.exit_code, 2);
