@@ -18,14 +18,12 @@ struct Rational {
   int64_t numerator = 0;
   int64_t denominator = 1;
 
-  double ToDouble() const { return static_cast<double>(numerator) / denominator; }
   std::string ToString() const;  // "7" or "-5/2"
 };
 
 inline bool operator==(const Rational& a, const Rational& b) {
   return a.numerator == b.numerator && a.denominator == b.denominator;
 }
-inline bool operator!=(const Rational& a, const Rational& b) { return !(a == b); }
 
 // How deeply parentheses and unary signs may nest ("((1))" and "--1" nest 2).
 constexpr int kMaxArithmeticNesting = 256;
