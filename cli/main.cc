@@ -10,6 +10,7 @@
 #include "models/cli_model.h"
 #include "models/cli_tokenize.h"
 #include "rewards/cli_reward.h"
+#include "rewards/reward_helper.h"
 #include "workers/worker_main.h"
 
 namespace {
@@ -31,6 +32,8 @@ const Subcommand kSubcommands[] = {
      rollout::models::RunInitModelCommand},
     {"reward", "score responses with a reward function (JSON lines on stdin)",
      rollout::rewards::RunRewardCommand},
+    {"reward-helper", "a reward helper process (started by the trainer, not by hand)",
+     rollout::rewards::RunRewardHelperCommand},
     {"score", "per-token log-probs of sequences under a model (JSON lines)",
      rollout::models::RunScoreCommand},
     {"tokenize", "tokenize, detokenize or render chats with a model's tokenizer (JSON lines)",
@@ -42,7 +45,8 @@ const Subcommand kSubcommands[] = {
 void PrintUsage(std::ostream& out) {
   out << "usage: rollout <command> [args]   (rollout <command> --help for details)\n\n";
   for (const Subcommand& command : kSubcommands) {
-    out << "  " << command.name << std::string(12 - std::strlen(command.name), ' ')
+    constexpr size_t kNameColumn = 16;  // longer than every command name
+    out << "  " << command.name << std::string(kNameColumn - std::strlen(command.name), ' ')
         << command.summary << "\n";
   }
 }

@@ -40,7 +40,4 @@ class LocalLauncher final : public Launcher {
   std::map<int, Child> live_;  // by worker id
 };
 
-// "exited with status 3" / "was killed by signal 9 (SIGKILL)" for a waitpid status.
-std::string DescribeWaitStatus(int wait_status);
-
 }  // namespace rollout::controller

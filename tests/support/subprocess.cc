@@ -1,5 +1,6 @@
 #include "tests/support/subprocess.h"
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -8,6 +9,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -94,14 +96,44 @@ std::string Subprocess::Output() {
   return output_;
 }
 
-bool ProcessRunning(pid_t pid) {
+namespace {
+
+// The state letter and parent pid from /proc/PID/stat; false when there is no such process.
+bool ReadProcStat(pid_t pid, char* state, pid_t* parent) {
   std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
   if (!stat) return false;
   std::string content((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
-  // Format: pid (comm) state ...; comm may contain spaces, so find the last ')'.
+  // Format: pid (comm) state ppid ...; comm may contain spaces, so find the last ')'.
   const size_t close = content.rfind(')');
   if (close == std::string::npos || close + 2 >= content.size()) return false;
-  return content[close + 2] != 'Z' && content[close + 2] != 'X';
+  *state = content[close + 2];
+  *parent = static_cast<pid_t>(std::atol(content.c_str() + close + 3));
+  return true;
+}
+
+}  // namespace
+
+bool ProcessRunning(pid_t pid) {
+  char state = 0;
+  pid_t parent = 0;
+  return ReadProcStat(pid, &state, &parent) && state != 'Z' && state != 'X';
+}
+
+std::vector<pid_t> ChildPids() {
+  std::vector<pid_t> children;
+  DIR* proc = opendir("/proc");
+  if (proc == nullptr) return children;
+  while (const dirent* entry = readdir(proc)) {
+    const pid_t pid = static_cast<pid_t>(std::atol(entry->d_name));
+    char state = 0;
+    pid_t parent = 0;
+    if (pid > 0 && ReadProcStat(pid, &state, &parent) && parent == getpid() && state != 'Z' &&
+        state != 'X') {
+      children.push_back(pid);
+    }
+  }
+  closedir(proc);
+  return children;
 }
 
 void BecomeSubreaper() { prctl(PR_SET_CHILD_SUBREAPER, 1); }

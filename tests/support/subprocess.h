@@ -46,6 +46,9 @@ CommandResult RunCommand(const std::vector<std::string>& argv, double timeout_s 
 // True while `pid` exists and is not a zombie.
 bool ProcessRunning(pid_t pid);
 
+// The live (not zombie) child processes of this process.
+std::vector<pid_t> ChildPids();
+
 // Makes this process adopt orphaned descendants (PR_SET_CHILD_SUBREAPER) so a test
 // can reap workers whose controller it killed.
 void BecomeSubreaper();
