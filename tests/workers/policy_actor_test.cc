@@ -1,0 +1,206 @@
+// The actor on a tiny random model on CPU: log-probs equal a direct computation and do
+// not depend on padding or micro-batching; gradient accumulation equals one big
+// micro-batch; an update moves the policy toward positive advantages; metrics and
+// errors as verl's actor reports them.
+#include "workers/policy_actor.h"
+
+#include <ATen/ATen.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "models/presets.h"
+
+namespace rollout::workers {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr int64_t kVocab = 64;
+constexpr int64_t kPrompt = 4;
+constexpr int64_t kResponse = 3;
+
+std::unique_ptr<models::CausalLM> TinyModel(uint64_t seed = 7) {
+  models::TransformerConfig config = models::PresetConfig("tiny", kVocab).value();
+  config.pad_token_id = 0;
+  return models::CausalLM::RandomInit(config, seed, models::LoadOptions());
+}
+
+// `rows` sequences; row r has r % 3 tokens of left padding in its prompt and r % 2 of
+// right padding in its response (so every row has at least 2 response tokens).
+PolicyBatch MakeBatch(int64_t rows, bool pad = true) {
+  at::manual_seed(11);
+  PolicyBatch batch;
+  const at::TensorOptions ints = at::TensorOptions().dtype(at::kLong);
+  batch.input_ids = at::randint(1, kVocab, {rows, kPrompt + kResponse}, ints);
+  batch.attention_mask = at::ones({rows, kPrompt + kResponse}, ints);
+  batch.response_mask = at::ones({rows, kResponse}, ints);
+  for (int64_t r = 0; pad && r < rows; ++r) {
+    for (int64_t c = 0; c < r % 3; ++c) batch.attention_mask[r][c] = 0;
+    if (r % 2 == 1) {
+      batch.attention_mask[r][kPrompt + kResponse - 1] = 0;
+      batch.response_mask[r][kResponse - 1] = 0;
+    }
+  }
+  batch.input_ids.masked_fill_(batch.attention_mask == 0, 0);
+  batch.position_ids = (batch.attention_mask.cumsum(1) - 1).clamp_min(0);
+  batch.responses = batch.input_ids.narrow(1, kPrompt, kResponse).clone();
+  batch.advantages = at::linspace(-1, 1, rows).unsqueeze(1).expand({rows, kResponse}).contiguous();
+  return batch;
+}
+
+PolicyActorOptions Options(int64_t mini, int64_t micro) {
+  PolicyActorOptions options;
+  options.mini_batch_rows = mini;
+  options.micro_batch_rows = micro;
+  options.lr_schedule.lr = 1e-2;
+  options.adamw.weight_decay = 0;
+  options.policy_loss.loss_agg_mode = "seq-mean-token-mean";
+  return options;
+}
+
+std::vector<at::Tensor*> AllParameters(models::CausalLM& model) {
+  std::vector<at::Tensor*> params;
+  for (auto& [name, param] : model.NamedParameters()) params.push_back(param);
+  return params;
+}
+
+TEST(PolicyActor, LogProbsEqualADirectComputation) {
+  auto model = TinyModel();
+  auto actor = PolicyActor::Create(model.get(), {}, Options(4, 4)).value();
+  const PolicyBatch batch = MakeBatch(4, /*pad=*/false);
+  const at::Tensor log_probs = actor->ComputeLogProbs(batch, 4, false).value().log_probs;
+  const at::Tensor positions = at::arange(kPrompt + kResponse).expand({4, kPrompt + kResponse});
+  const at::Tensor logits =
+      model->Logits(model->Forward(batch.input_ids, positions, at::Tensor())).to(at::kFloat);
+  const at::Tensor expected = logits.narrow(1, kPrompt - 1, kResponse)
+                                  .log_softmax(-1)
+                                  .gather(-1, batch.responses.unsqueeze(-1))
+                                  .squeeze(-1);
+  EXPECT_TRUE(at::allclose(log_probs, expected, 1e-5, 1e-5));
+}
+
+TEST(PolicyActor, LeftPaddingAndMicroBatchingDoNotChangeLogProbs) {
+  auto model = TinyModel();
+  auto actor = PolicyActor::Create(model.get(), {}, Options(6, 6)).value();
+  const PolicyBatch batch = MakeBatch(6);
+  const models::TokenScores whole = actor->ComputeLogProbs(batch, 6, true).value();
+  const models::TokenScores one_by_one = actor->ComputeLogProbs(batch, 1, true).value();
+  EXPECT_TRUE(at::allclose(whole.log_probs, one_by_one.log_probs, 1e-5, 1e-5));
+  EXPECT_TRUE(at::allclose(whole.entropy, one_by_one.entropy, 1e-5, 1e-5));
+  // Row 2 has two padding tokens; unpadded, the same tokens give the same log-probs.
+  PolicyBatch row = SliceRows(batch, 2, 1);
+  row.input_ids = row.input_ids.narrow(1, 2, kPrompt + kResponse - 2);
+  row.attention_mask = at::ones_like(row.input_ids);
+  row.position_ids = at::arange(kPrompt + kResponse - 2).unsqueeze(0);
+  const at::Tensor unpadded = actor->ComputeLogProbs(row, 1, false).value().log_probs;
+  EXPECT_TRUE(at::allclose(unpadded, whole.log_probs.narrow(0, 2, 1), 1e-5, 1e-5));
+}
+
+TEST(PolicyActor, GradientAccumulationEqualsOneMicroBatch) {
+  // With eps far above every gradient, AdamW's first step is lr * g / eps = g: the
+  // parameters move by exactly the accumulated gradient, so rounding noise in gradients
+  // that are zero in exact arithmetic (k_proj biases) is not amplified to +-lr.
+  PolicyActorOptions options = Options(4, 1);
+  options.adamw.eps = 1e3;
+  options.lr_schedule.lr = 1e3;
+  options.grad_clip = 1e9;
+  auto accumulated_model = TinyModel();
+  auto single_model = TinyModel();
+  auto accumulated =
+      PolicyActor::Create(accumulated_model.get(), AllParameters(*accumulated_model), options).value();
+  options.micro_batch_rows = 4;
+  auto single = PolicyActor::Create(single_model.get(), AllParameters(*single_model), options).value();
+  PolicyBatch batch = MakeBatch(8);
+  batch.old_log_probs = single->ComputeLogProbs(batch, 8, false).value().log_probs;
+  const auto accumulated_metrics = accumulated->Update(batch).value();
+  const auto single_metrics = single->Update(batch).value();
+  EXPECT_NEAR(accumulated_metrics.at("actor/grad_norm"), single_metrics.at("actor/grad_norm"), 1e-5);
+  const auto a = accumulated_model->NamedParameters();
+  const auto b = single_model->NamedParameters();
+  for (size_t i = 0; i < a.size(); ++i) {
+    EXPECT_TRUE(at::allclose(*a[i].second, *b[i].second, 1e-5, 1e-6)) << a[i].first;
+  }
+}
+
+TEST(PolicyActor, UpdateMovesTowardPositiveAdvantages) {
+  auto model = TinyModel();
+  auto actor = PolicyActor::Create(model.get(), AllParameters(*model), Options(8, 4)).value();
+  PolicyBatch batch = MakeBatch(8);
+  const at::Tensor before = actor->ComputeLogProbs(batch, 8, false).value().log_probs;
+  batch.old_log_probs = before;
+  const auto metrics = actor->Update(batch).value();
+  const at::Tensor change =
+      ((actor->ComputeLogProbs(batch, 8, false).value().log_probs - before) * batch.response_mask)
+          .sum(1);
+  // Rows 0..3 have negative advantages, rows 4..7 positive.
+  EXPECT_LT(change.narrow(0, 0, 2).max().item<double>(), 0);
+  EXPECT_GT(change.narrow(0, 6, 2).min().item<double>(), 0);
+  // On-policy first step: ratio 1, nothing clipped, pg_loss = -mean advantage = 0 here.
+  EXPECT_NEAR(metrics.at("actor/pg_loss"), 0, 1e-6);
+  EXPECT_EQ(metrics.at("actor/pg_clipfrac"), 0);
+  EXPECT_NEAR(metrics.at("actor/ppo_kl"), 0, 1e-7);
+  EXPECT_GT(metrics.at("actor/entropy"), 0);
+  EXPECT_GT(metrics.at("actor/grad_norm"), 0);
+  EXPECT_EQ(metrics.at("actor/lr"), 1e-2);
+  EXPECT_EQ(metrics.count("actor/kl_loss"), 0u);
+  EXPECT_EQ(actor->updates(), 1);
+}
+
+TEST(PolicyActor, KlLossIsReportedAndZeroAgainstItself) {
+  auto model = TinyModel();
+  PolicyActorOptions options = Options(4, 2);
+  options.use_kl_loss = true;
+  auto actor = PolicyActor::Create(model.get(), AllParameters(*model), options).value();
+  PolicyBatch batch = MakeBatch(4);
+  batch.old_log_probs = batch.ref_log_probs = actor->ComputeLogProbs(batch, 4, false).value().log_probs;
+  const auto metrics = actor->Update(batch).value();
+  EXPECT_NEAR(metrics.at("actor/kl_loss"), 0, 1e-6);
+  EXPECT_EQ(metrics.at("actor/kl_coef"), 0.001);
+  batch.ref_log_probs = at::Tensor();
+  EXPECT_THAT(actor->Update(batch).status().message(), HasSubstr("ref_log_probs must be [4, 3]"));
+}
+
+TEST(PolicyActor, WarmupStartsAtLearningRateZero) {
+  auto model = TinyModel();
+  PolicyActorOptions options = Options(4, 4);
+  options.lr_schedule.lr_warmup_steps = 2;
+  auto actor = PolicyActor::Create(model.get(), AllParameters(*model), options).value();
+  const at::Tensor embed_before = model->NamedParameters()[0].second->clone();
+  PolicyBatch batch = MakeBatch(4);
+  batch.old_log_probs = actor->ComputeLogProbs(batch, 4, false).value().log_probs;
+  EXPECT_EQ(actor->Update(batch).value().at("actor/lr"), 0);
+  EXPECT_TRUE(at::equal(*model->NamedParameters()[0].second, embed_before));
+  EXPECT_EQ(actor->Update(batch).value().at("actor/lr"), 5e-3);
+  EXPECT_FALSE(at::equal(*model->NamedParameters()[0].second, embed_before));
+}
+
+TEST(PolicyActor, BatchesThatDoNotFitAreErrors) {
+  auto model = TinyModel();
+  auto actor = PolicyActor::Create(model.get(), AllParameters(*model), Options(4, 2)).value();
+  PolicyBatch batch = MakeBatch(6);
+  batch.old_log_probs = at::zeros({6, kResponse});
+  EXPECT_THAT(actor->Update(batch).status().message(),
+              HasSubstr("6 rows are not a whole number of mini-batches of 4 rows"));
+  batch = MakeBatch(4);
+  batch.old_log_probs = at::zeros({4, kResponse + 1});
+  EXPECT_THAT(actor->Update(batch).status().message(), HasSubstr("old_log_probs must be [4, 3]"));
+  EXPECT_THAT(PolicyActor::Create(model.get(), {}, Options(0, 1)).status().message(),
+              HasSubstr("must be >= 1"));
+}
+
+TEST(ClipGradNorm, ScalesGradientsToTheBoundAndReportsTheNormBefore) {
+  at::Tensor a = at::zeros({1}), b = at::zeros({1});
+  a.mutable_grad() = at::full({1}, 3.0);
+  b.mutable_grad() = at::full({1}, 4.0);
+  EXPECT_NEAR(ClipGradNorm({&a, &b}, 1.0), 5.0, 1e-6);
+  EXPECT_NEAR(a.grad().item<double>(), 0.6, 1e-6);
+  EXPECT_NEAR(b.grad().item<double>(), 0.8, 1e-6);
+  EXPECT_NEAR(ClipGradNorm({&a, &b}, 10.0), 1.0, 1e-5);  // under the bound: unchanged
+  EXPECT_NEAR(a.grad().item<double>(), 0.6, 1e-6);
+  b.mutable_grad() = at::full({1}, std::numeric_limits<double>::infinity());
+  EXPECT_TRUE(std::isinf(ClipGradNorm({&a, &b}, 1.0)));
+  EXPECT_NEAR(a.grad().item<double>(), 0.6, 1e-6);  // left alone
+}
+
+}  // namespace
+}  // namespace rollout::workers

@@ -1,0 +1,239 @@
+#include "workers/policy_actor.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+
+#include <cmath>
+#include <numeric>
+
+#include "absl/strings/str_cat.h"
+#include "algorithms/kl.h"
+#include "algorithms/loss_aggregation.h"
+#include "common/status_macros.h"
+
+namespace rollout::workers {
+namespace {
+
+// OK when the tensors of `batch` fit together: [B, T] inputs, [B, R] response tensors
+// with 0 < R < T, and (for updates) the [B, R] update inputs.
+absl::Status CheckBatch(const PolicyBatch& batch, bool for_update, bool needs_ref) {
+  if (!batch.input_ids.defined() || batch.input_ids.dim() != 2 || !batch.responses.defined() ||
+      batch.responses.dim() != 2) {
+    return absl::InvalidArgumentError("policy batch: input_ids and responses must be 2-D tensors");
+  }
+  const int64_t rows = batch.input_ids.size(0);
+  const int64_t total = batch.input_ids.size(1);
+  const int64_t response = batch.responses.size(1);
+  if (response < 1 || response >= total) {
+    return absl::InvalidArgumentError(absl::StrCat("policy batch: ", response, " response columns of ",
+                                                   total, " in input_ids; need 1 <= R < T"));
+  }
+  std::vector<std::pair<const char*, const at::Tensor*>> checks = {
+      {"attention_mask", &batch.attention_mask}, {"position_ids", &batch.position_ids}};
+  std::vector<std::pair<const char*, const at::Tensor*>> response_checks = {
+      {"responses", &batch.responses}, {"response_mask", &batch.response_mask}};
+  if (for_update) {
+    response_checks.push_back({"old_log_probs", &batch.old_log_probs});
+    response_checks.push_back({"advantages", &batch.advantages});
+    if (needs_ref) response_checks.push_back({"ref_log_probs", &batch.ref_log_probs});
+  }
+  for (const auto& [name, tensor] : checks) {
+    if (!tensor->defined() || tensor->sizes() != batch.input_ids.sizes()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("policy batch: ", name, " must be shaped like input_ids [", rows, ", ", total, "]"));
+    }
+  }
+  for (const auto& [name, tensor] : response_checks) {
+    if (!tensor->defined() || tensor->dim() != 2 || tensor->size(0) != rows ||
+        tensor->size(1) != response) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("policy batch: ", name, " must be [", rows, ", ", response, "]"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+at::Tensor Slice(const at::Tensor& tensor, int64_t start, int64_t length) {
+  return tensor.defined() ? tensor.narrow(0, start, length) : tensor;
+}
+
+double Mean(const std::vector<double>& values) {
+  return values.empty() ? 0 : std::accumulate(values.begin(), values.end(), 0.0) / values.size();
+}
+
+}  // namespace
+
+PolicyBatch SliceRows(const PolicyBatch& batch, int64_t start, int64_t length) {
+  PolicyBatch slice;
+  slice.input_ids = Slice(batch.input_ids, start, length);
+  slice.attention_mask = Slice(batch.attention_mask, start, length);
+  slice.position_ids = Slice(batch.position_ids, start, length);
+  slice.responses = Slice(batch.responses, start, length);
+  slice.response_mask = Slice(batch.response_mask, start, length);
+  slice.old_log_probs = Slice(batch.old_log_probs, start, length);
+  slice.advantages = Slice(batch.advantages, start, length);
+  slice.ref_log_probs = Slice(batch.ref_log_probs, start, length);
+  return slice;
+}
+
+double ClipGradNorm(const std::vector<at::Tensor*>& params, double max_norm) {
+  c10::NoGradGuard no_grad;
+  std::vector<at::Tensor> norms;
+  for (const at::Tensor* param : params) {
+    if (param->grad().defined()) norms.push_back(param->grad().detach().to(at::kFloat).norm());
+  }
+  if (norms.empty()) return 0;
+  const double total = at::stack(norms).norm().item<double>();
+  if (!std::isfinite(total)) return total;
+  const double scale = max_norm / (total + 1e-6);
+  if (scale < 1) {
+    for (at::Tensor* param : params) {
+      if (param->grad().defined()) param->mutable_grad().mul_(scale);
+    }
+  }
+  return total;
+}
+
+absl::StatusOr<std::unique_ptr<PolicyActor>> PolicyActor::Create(models::CausalLM* model,
+                                                                 std::vector<at::Tensor*> trainable,
+                                                                 const PolicyActorOptions& options) {
+  if (options.mini_batch_rows < 1 || options.micro_batch_rows < 1 || options.ppo_epochs < 1) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "policy actor: mini-batch rows (", options.mini_batch_rows, "), micro-batch rows (",
+        options.micro_batch_rows, ") and ppo_epochs (", options.ppo_epochs, ") must be >= 1"));
+  }
+  if (!(options.temperature > 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("policy actor: temperature is ", options.temperature, "; must be > 0"));
+  }
+  ASSIGN_OR_RETURN(LrSchedule schedule, LrSchedule::Create(options.lr_schedule));
+  for (at::Tensor* tensor : trainable) tensor->set_requires_grad(true);
+  return std::unique_ptr<PolicyActor>(
+      new PolicyActor(model, std::move(trainable), options, std::move(schedule)));
+}
+
+PolicyActor::PolicyActor(models::CausalLM* model, std::vector<at::Tensor*> trainable,
+                         const PolicyActorOptions& options, LrSchedule schedule)
+    : model_(model),
+      trainable_(std::move(trainable)),
+      options_(options),
+      schedule_(std::move(schedule)),
+      optimizer_(trainable_, options.adamw) {}
+
+models::TokenScores PolicyActor::Score(const PolicyBatch& batch, bool with_entropy) const {
+  const int64_t total = batch.input_ids.size(1);
+  const int64_t response = batch.responses.size(1);
+  const at::Tensor hidden =
+      model_->Forward(batch.input_ids, batch.position_ids, batch.attention_mask);
+  // Position t's hidden state predicts token t + 1: the response's tokens are predicted
+  // from the R positions before them.
+  return models::ScoreTokens(*model_, hidden.narrow(1, total - response - 1, response),
+                             batch.responses, with_entropy, options_.temperature);
+}
+
+absl::StatusOr<models::TokenScores> PolicyActor::ComputeLogProbs(const PolicyBatch& batch,
+                                                                 int64_t micro_batch_rows,
+                                                                 bool with_entropy) const {
+  RETURN_IF_ERROR(CheckBatch(batch, /*for_update=*/false, /*needs_ref=*/false));
+  if (micro_batch_rows < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("micro-batch rows is ", micro_batch_rows, "; must be >= 1"));
+  }
+  c10::NoGradGuard no_grad;
+  std::vector<at::Tensor> log_probs, entropies;
+  const int64_t rows = batch.input_ids.size(0);
+  for (int64_t start = 0; start < rows; start += micro_batch_rows) {
+    models::TokenScores scores =
+        Score(SliceRows(batch, start, std::min(micro_batch_rows, rows - start)), with_entropy);
+    log_probs.push_back(scores.log_probs);
+    if (with_entropy) entropies.push_back(scores.entropy);
+  }
+  models::TokenScores result;
+  const at::TensorOptions empty = batch.input_ids.options().dtype(at::kFloat);
+  result.log_probs = log_probs.empty() ? at::zeros({0, batch.responses.size(1)}, empty) : at::cat(log_probs);
+  if (with_entropy) {
+    result.entropy = entropies.empty() ? at::zeros({0, batch.responses.size(1)}, empty) : at::cat(entropies);
+  }
+  return result;
+}
+
+absl::Status PolicyActor::AccumulateMicroBatch(const PolicyBatch& micro, double share,
+                                               std::map<std::string, std::vector<double>>* metrics) {
+  const models::TokenScores scores = Score(micro, /*with_entropy=*/true);
+  const at::Tensor& mask = micro.response_mask;
+  ASSIGN_OR_RETURN(const algorithms::PolicyLossResult pg,
+                   algorithms::ComputePolicyLoss(micro.old_log_probs.to(at::kFloat), scores.log_probs,
+                                                 micro.advantages.to(at::kFloat), mask,
+                                                 options_.policy_loss));
+  const std::string& agg_mode = options_.policy_loss.loss_agg_mode;
+  const double scale_factor = options_.policy_loss.loss_scale_factor;
+  ASSIGN_OR_RETURN(const at::Tensor entropy,
+                   algorithms::AggregateLoss(scores.entropy, mask, agg_mode, scale_factor));
+  at::Tensor loss = pg.loss;
+  if (options_.entropy_coeff != 0) loss = loss - entropy * options_.entropy_coeff;
+  if (options_.use_kl_loss) {
+    const algorithms::TokenLossAggregator aggregate = [&](const at::Tensor& m, const at::Tensor& k) {
+      return algorithms::AggregateLoss(m, k, agg_mode, scale_factor);
+    };
+    ASSIGN_OR_RETURN(const at::Tensor kl,
+                     algorithms::KlLoss(scores.log_probs, micro.ref_log_probs.to(at::kFloat), mask,
+                                        options_.kl_loss_type, aggregate));
+    loss = loss + kl * options_.kl_loss_coef;
+    (*metrics)["actor/kl_loss"].push_back(kl.item<double>());
+    (*metrics)["actor/kl_coef"].push_back(options_.kl_loss_coef);
+  }
+  (loss * share).backward();
+  (*metrics)["actor/pg_loss"].push_back(pg.loss.item<double>());
+  (*metrics)["actor/pg_clipfrac"].push_back(pg.pg_clipfrac);
+  (*metrics)["actor/pg_clipfrac_lower"].push_back(pg.pg_clipfrac_lower);
+  (*metrics)["actor/ppo_kl"].push_back(pg.ppo_kl);
+  (*metrics)["actor/entropy"].push_back(entropy.item<double>());
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::map<std::string, double>> PolicyActor::Update(const PolicyBatch& batch) {
+  RETURN_IF_ERROR(CheckBatch(batch, /*for_update=*/true, options_.use_kl_loss));
+  const int64_t rows = batch.input_ids.size(0);
+  const int64_t mini = options_.mini_batch_rows;
+  if (rows == 0 || rows % mini != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "update_actor: ", rows, " rows are not a whole number of mini-batches of ", mini,
+        " rows (actor.ppo_mini_batch_size x rollout.n)"));
+  }
+  const double lr = schedule_.LrAt(updates_);
+  optimizer_.set_lr(lr);
+  model_->set_training(true);
+  std::map<std::string, std::vector<double>> metrics;
+  int64_t nonfinite_steps = 0;
+  for (int64_t epoch = 0; epoch < options_.ppo_epochs; ++epoch) {
+    for (int64_t start = 0; start < rows; start += mini) {
+      optimizer_.ZeroGrad();
+      for (int64_t offset = 0; offset < mini; offset += options_.micro_batch_rows) {
+        const int64_t length = std::min(options_.micro_batch_rows, mini - offset);
+        const absl::Status micro = AccumulateMicroBatch(SliceRows(batch, start + offset, length),
+                                                        static_cast<double>(length) / mini, &metrics);
+        if (!micro.ok()) {
+          model_->set_training(false);
+          optimizer_.ZeroGrad();
+          return micro;
+        }
+      }
+      const double grad_norm = ClipGradNorm(trainable_, options_.grad_clip);
+      if (std::isfinite(grad_norm)) {
+        optimizer_.Step();
+      } else {
+        ++nonfinite_steps;  // verl skips the step rather than poisoning the weights
+      }
+      metrics["actor/grad_norm"].push_back(grad_norm);
+    }
+  }
+  optimizer_.ZeroGrad();
+  model_->set_training(false);
+  ++updates_;
+  std::map<std::string, double> result;
+  for (const auto& [name, values] : metrics) result[name] = Mean(values);
+  result["actor/lr"] = lr;
+  result["actor/grad_norm_nonfinite"] = static_cast<double>(nonfinite_steps);
+  return result;
+}
+
+}  // namespace rollout::workers

@@ -1,0 +1,108 @@
+// The actor's computations on one device (verl's DataParallelPPOActor without the data
+// parallelism): the log-probs of rollout responses under the policy, and the PPO /
+// GRPO policy update — mini-batches x micro-batches x ppo_epochs with gradient
+// accumulation, entropy bonus, KL loss, gradient clipping, AdamW and the LR schedule.
+//
+// Batches use verl's layout (PolicyBatch). Metrics carry verl's names and are means
+// over micro-batches (losses, clip fractions, entropy) or optimizer steps (grad_norm),
+// as verl's reduce_metrics reports them.
+//
+// Thread-compatible; the model must outlive the actor and only the actor changes it.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "algorithms/policy_loss.h"
+#include "models/causal_lm.h"
+#include "models/token_scores.h"
+#include "workers/adamw.h"
+#include "workers/lr_schedule.h"
+
+namespace rollout::workers {
+
+// One batch of sequences: a left-padded prompt followed by a right-padded response.
+struct PolicyBatch {
+  at::Tensor input_ids;       // [B, T] int64
+  at::Tensor attention_mask;  // [B, T] 1 for tokens, 0 for padding
+  at::Tensor position_ids;    // [B, T] int64
+  at::Tensor responses;       // [B, R] int64, the last R columns of input_ids
+  at::Tensor response_mask;   // [B, R] 1 for response tokens that count
+  // For Update only, [B, R] floating:
+  at::Tensor old_log_probs;  // under the policy that generated the responses
+  at::Tensor advantages;
+  at::Tensor ref_log_probs;  // required with use_kl_loss
+};
+
+struct PolicyActorOptions {
+  int64_t mini_batch_rows = 256;  // verl's ppo_mini_batch_size x rollout.n
+  int64_t micro_batch_rows = 8;   // ppo_micro_batch_size_per_gpu
+  int64_t ppo_epochs = 1;
+  double grad_clip = 1.0;
+  double temperature = 1.0;  // the rollout's: logits are divided by it when scoring
+  algorithms::PolicyLossOptions policy_loss;
+  double entropy_coeff = 0;
+  bool use_kl_loss = false;
+  double kl_loss_coef = 0.001;
+  std::string kl_loss_type = "low_var_kl";
+  AdamWOptions adamw;  // lr is the schedule's
+  LrScheduleOptions lr_schedule;
+};
+
+class PolicyActor {
+ public:
+  // `trainable`: the tensors the optimizer updates (all parameters, or the LoRA
+  // adapters); they get requires_grad. InvalidArgument for bad batch sizes or a bad
+  // LR schedule.
+  static absl::StatusOr<std::unique_ptr<PolicyActor>> Create(models::CausalLM* model,
+                                                             std::vector<at::Tensor*> trainable,
+                                                             const PolicyActorOptions& options);
+
+  // Log-probs (and entropies when asked) of the responses, [B, R] float32, computed
+  // `micro_batch_rows` rows at a time without gradients. InvalidArgument for a batch
+  // whose tensors do not fit together.
+  absl::StatusOr<models::TokenScores> ComputeLogProbs(const PolicyBatch& batch,
+                                                      int64_t micro_batch_rows,
+                                                      bool with_entropy) const;
+
+  // One update_actor call: ppo_epochs passes over the batch in mini-batches of
+  // mini_batch_rows (the batch must be a whole number of them), one optimizer step per
+  // mini-batch, then one LR-schedule step. A step whose gradient norm is not finite is
+  // skipped (counted in actor/grad_norm_nonfinite). Metrics: actor/pg_loss,
+  // actor/pg_clipfrac, actor/pg_clipfrac_lower, actor/ppo_kl, actor/entropy,
+  // actor/kl_loss and actor/kl_coef (with use_kl_loss), actor/grad_norm, actor/lr.
+  absl::StatusOr<std::map<std::string, double>> Update(const PolicyBatch& batch);
+
+  int64_t updates() const { return updates_; }
+
+ private:
+  PolicyActor(models::CausalLM* model, std::vector<at::Tensor*> trainable,
+              const PolicyActorOptions& options, LrSchedule schedule);
+  // Forward over `rows` with gradients; [rows, R] float32 log-probs and entropies.
+  models::TokenScores Score(const PolicyBatch& batch, bool with_entropy) const;
+  // Loss of one micro-batch, scaled by its share of the mini-batch, backpropagated.
+  absl::Status AccumulateMicroBatch(const PolicyBatch& micro, double share,
+                                    std::map<std::string, std::vector<double>>* metrics);
+
+  models::CausalLM* const model_;
+  std::vector<at::Tensor*> trainable_;
+  const PolicyActorOptions options_;
+  LrSchedule schedule_;
+  AdamW optimizer_;
+  int64_t updates_ = 0;
+};
+
+// Rows [start, start + length) of every tensor of `batch` (undefined ones stay undefined).
+PolicyBatch SliceRows(const PolicyBatch& batch, int64_t start, int64_t length);
+
+// Clips the gradients of `params` in place to a total L2 norm of at most `max_norm`
+// (torch.nn.utils.clip_grad_norm_) and returns the norm before clipping, which may be
+// inf or NaN (then nothing is scaled).
+double ClipGradNorm(const std::vector<at::Tensor*>& params, double max_norm);
+
+}  // namespace rollout::workers
