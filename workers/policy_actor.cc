@@ -3,8 +3,6 @@
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 
-#include <cmath>
-#include <numeric>
 
 #include "absl/strings/str_cat.h"
 #include "algorithms/kl.h"
@@ -57,10 +55,6 @@ at::Tensor Slice(const at::Tensor& tensor, int64_t start, int64_t length) {
   return tensor.defined() ? tensor.narrow(0, start, length) : tensor;
 }
 
-double Mean(const std::vector<double>& values) {
-  return values.empty() ? 0 : std::accumulate(values.begin(), values.end(), 0.0) / values.size();
-}
-
 }  // namespace
 
 PolicyBatch SliceRows(const PolicyBatch& batch, int64_t start, int64_t length) {
@@ -76,32 +70,10 @@ PolicyBatch SliceRows(const PolicyBatch& batch, int64_t start, int64_t length) {
   return slice;
 }
 
-double ClipGradNorm(const std::vector<at::Tensor*>& params, double max_norm) {
-  c10::NoGradGuard no_grad;
-  std::vector<at::Tensor> norms;
-  for (const at::Tensor* param : params) {
-    if (param->grad().defined()) norms.push_back(param->grad().detach().to(at::kFloat).norm());
-  }
-  if (norms.empty()) return 0;
-  const double total = at::stack(norms).norm().item<double>();
-  if (!std::isfinite(total)) return total;
-  const double scale = max_norm / (total + 1e-6);
-  if (scale < 1) {
-    for (at::Tensor* param : params) {
-      if (param->grad().defined()) param->mutable_grad().mul_(scale);
-    }
-  }
-  return total;
-}
-
 absl::StatusOr<std::unique_ptr<PolicyActor>> PolicyActor::Create(models::CausalLM* model,
                                                                  std::vector<at::Tensor*> trainable,
                                                                  const PolicyActorOptions& options) {
-  if (options.mini_batch_rows < 1 || options.micro_batch_rows < 1 || options.ppo_epochs < 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "policy actor: mini-batch rows (", options.mini_batch_rows, "), micro-batch rows (",
-        options.micro_batch_rows, ") and ppo_epochs (", options.ppo_epochs, ") must be >= 1"));
-  }
+  RETURN_IF_ERROR(CheckMiniBatchPlan(options.plan, "policy actor"));
   if (!(options.temperature > 0)) {
     return absl::InvalidArgumentError(
         absl::StrCat("policy actor: temperature is ", options.temperature, "; must be > 0"));
@@ -157,7 +129,7 @@ absl::StatusOr<models::TokenScores> PolicyActor::ComputeLogProbs(const PolicyBat
 }
 
 absl::Status PolicyActor::AccumulateMicroBatch(const PolicyBatch& micro, double share,
-                                               std::map<std::string, std::vector<double>>* metrics) {
+                                               MetricLists* metrics) {
   const models::TokenScores scores = Score(micro, /*with_entropy=*/true);
   const at::Tensor& mask = micro.response_mask;
   ASSIGN_OR_RETURN(const algorithms::PolicyLossResult pg,
@@ -192,47 +164,24 @@ absl::Status PolicyActor::AccumulateMicroBatch(const PolicyBatch& micro, double 
 
 absl::StatusOr<std::map<std::string, double>> PolicyActor::Update(const PolicyBatch& batch) {
   RETURN_IF_ERROR(CheckBatch(batch, /*for_update=*/true, options_.use_kl_loss));
-  const int64_t rows = batch.input_ids.size(0);
-  const int64_t mini = options_.mini_batch_rows;
-  if (rows == 0 || rows % mini != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "update_actor: ", rows, " rows are not a whole number of mini-batches of ", mini,
-        " rows (actor.ppo_mini_batch_size x rollout.n)"));
-  }
   const double lr = schedule_.LrAt(updates_);
   optimizer_.set_lr(lr);
   model_->set_training(true);
-  std::map<std::string, std::vector<double>> metrics;
-  int64_t nonfinite_steps = 0;
-  for (int64_t epoch = 0; epoch < options_.ppo_epochs; ++epoch) {
-    for (int64_t start = 0; start < rows; start += mini) {
-      optimizer_.ZeroGrad();
-      for (int64_t offset = 0; offset < mini; offset += options_.micro_batch_rows) {
-        const int64_t length = std::min(options_.micro_batch_rows, mini - offset);
-        const absl::Status micro = AccumulateMicroBatch(SliceRows(batch, start + offset, length),
-                                                        static_cast<double>(length) / mini, &metrics);
-        if (!micro.ok()) {
-          model_->set_training(false);
-          optimizer_.ZeroGrad();
-          return micro;
-        }
-      }
-      const double grad_norm = ClipGradNorm(trainable_, options_.grad_clip);
-      if (std::isfinite(grad_norm)) {
-        optimizer_.Step();
-      } else {
-        ++nonfinite_steps;  // verl skips the step rather than poisoning the weights
-      }
-      metrics["actor/grad_norm"].push_back(grad_norm);
-    }
-  }
-  optimizer_.ZeroGrad();
+  MetricLists metrics;
+  const absl::StatusOr<MiniBatchResult> steps = RunMiniBatches(
+      batch.input_ids.size(0), options_.plan, trainable_, optimizer_,
+      [&](int64_t start, int64_t rows, double share) {
+        return AccumulateMicroBatch(SliceRows(batch, start, rows), share, &metrics);
+      });
   model_->set_training(false);
+  if (!steps.ok()) {
+    return absl::Status(steps.status().code(), absl::StrCat("update_actor: ", steps.status().message()));
+  }
   ++updates_;
-  std::map<std::string, double> result;
-  for (const auto& [name, values] : metrics) result[name] = Mean(values);
+  std::map<std::string, double> result = MeanMetrics(metrics);
+  result["actor/grad_norm"] = Mean(steps->grad_norms);
+  result["actor/grad_norm_nonfinite"] = static_cast<double>(steps->skipped_steps);
   result["actor/lr"] = lr;
-  result["actor/grad_norm_nonfinite"] = static_cast<double>(nonfinite_steps);
   return result;
 }
 

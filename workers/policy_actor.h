@@ -23,6 +23,7 @@
 #include "models/token_scores.h"
 #include "workers/adamw.h"
 #include "workers/lr_schedule.h"
+#include "workers/minibatch_loop.h"
 
 namespace rollout::workers {
 
@@ -40,10 +41,9 @@ struct PolicyBatch {
 };
 
 struct PolicyActorOptions {
-  int64_t mini_batch_rows = 256;  // verl's ppo_mini_batch_size x rollout.n
-  int64_t micro_batch_rows = 8;   // ppo_micro_batch_size_per_gpu
-  int64_t ppo_epochs = 1;
-  double grad_clip = 1.0;
+  // mini_batch_rows: verl's ppo_mini_batch_size x rollout.n; micro_batch_rows:
+  // ppo_micro_batch_size_per_gpu; epochs: ppo_epochs; grad_clip.
+  MiniBatchPlan plan;
   double temperature = 1.0;  // the rollout's: logits are divided by it when scoring
   algorithms::PolicyLossOptions policy_loss;
   double entropy_coeff = 0;
@@ -70,9 +70,8 @@ class PolicyActor {
                                                       int64_t micro_batch_rows,
                                                       bool with_entropy) const;
 
-  // One update_actor call: ppo_epochs passes over the batch in mini-batches of
-  // mini_batch_rows (the batch must be a whole number of them), one optimizer step per
-  // mini-batch, then one LR-schedule step. A step whose gradient norm is not finite is
+  // One update_actor call: RunMiniBatches (minibatch_loop.h) over the batch, which must
+  // be a whole number of mini-batches, then one LR-schedule step. A step whose gradient norm is not finite is
   // skipped (counted in actor/grad_norm_nonfinite). Metrics: actor/pg_loss,
   // actor/pg_clipfrac, actor/pg_clipfrac_lower, actor/ppo_kl, actor/entropy,
   // actor/kl_loss and actor/kl_coef (with use_kl_loss), actor/grad_norm, actor/lr.
@@ -87,7 +86,7 @@ class PolicyActor {
   models::TokenScores Score(const PolicyBatch& batch, bool with_entropy) const;
   // Loss of one micro-batch, scaled by its share of the mini-batch, backpropagated.
   absl::Status AccumulateMicroBatch(const PolicyBatch& micro, double share,
-                                    std::map<std::string, std::vector<double>>* metrics);
+                                    MetricLists* metrics);
 
   models::CausalLM* const model_;
   std::vector<at::Tensor*> trainable_;
@@ -99,10 +98,5 @@ class PolicyActor {
 
 // Rows [start, start + length) of every tensor of `batch` (undefined ones stay undefined).
 PolicyBatch SliceRows(const PolicyBatch& batch, int64_t start, int64_t length);
-
-// Clips the gradients of `params` in place to a total L2 norm of at most `max_norm`
-// (torch.nn.utils.clip_grad_norm_) and returns the norm before clipping, which may be
-// inf or NaN (then nothing is scaled).
-double ClipGradNorm(const std::vector<at::Tensor*>& params, double max_norm);
 
 }  // namespace rollout::workers

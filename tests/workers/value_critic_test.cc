@@ -1,0 +1,92 @@
+// The critic on a tiny value model on CPU: values of the response positions, and
+// updates that fit the returns.
+#include "workers/value_critic.h"
+
+#include <ATen/ATen.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "models/presets.h"
+#include "tests/support/temp_dir.h"
+
+namespace rollout::workers {
+namespace {
+
+constexpr int64_t kPrompt = 4;
+constexpr int64_t kResponse = 3;
+
+std::unique_ptr<models::ValueModel> TinyValueModel(const testing::TempDir& dir) {
+  models::TransformerConfig config = models::PresetConfig("tiny", 64).value();
+  config.pad_token_id = 0;
+  EXPECT_TRUE(models::CausalLM::RandomInit(config, 3, models::LoadOptions())->Save(dir.path()).ok());
+  return models::ValueModel::Load(dir.path(), models::LoadOptions(), 5).value();
+}
+
+ValueBatch MakeBatch(int64_t rows) {
+  at::manual_seed(13);
+  const at::TensorOptions ints = at::TensorOptions().dtype(at::kLong);
+  ValueBatch batch;
+  batch.input_ids = at::randint(1, 64, {rows, kPrompt + kResponse}, ints);
+  batch.attention_mask = at::ones_like(batch.input_ids);
+  batch.position_ids = at::arange(kPrompt + kResponse, ints).expand({rows, kPrompt + kResponse});
+  batch.response_mask = at::ones({rows, kResponse}, ints);
+  batch.returns = at::ones({rows, kResponse});
+  return batch;
+}
+
+ValueCriticOptions Options() {
+  ValueCriticOptions options;
+  options.plan.mini_batch_rows = 4;
+  options.plan.micro_batch_rows = 2;
+  options.lr_schedule.lr = 1e-2;
+  options.value_loss.cliprange_value = 10;
+  return options;
+}
+
+TEST(ValueCritic, ValuesAreTheResponsePositionsOfTheModelsValues) {
+  testing::TempDir dir;
+  auto model = TinyValueModel(dir);
+  auto critic = ValueCritic::Create(model.get(), Options()).value();
+  const ValueBatch batch = MakeBatch(4);
+  const at::Tensor values = critic->ComputeValues(batch, 1).value();
+  const at::Tensor expected = model->Values(batch.input_ids, batch.position_ids, batch.attention_mask)
+                                  .narrow(1, kPrompt - 1, kResponse);
+  EXPECT_TRUE(at::allclose(values, expected, 1e-5, 1e-6));
+  EXPECT_FALSE(values.requires_grad());
+}
+
+TEST(ValueCritic, UpdatesFitTheReturns) {
+  testing::TempDir dir;
+  auto model = TinyValueModel(dir);
+  auto critic = ValueCritic::Create(model.get(), Options()).value();
+  ValueBatch batch = MakeBatch(8);
+  std::map<std::string, double> first, last;
+  for (int step = 0; step < 20; ++step) {
+    batch.values = critic->ComputeValues(batch, 8).value();
+    last = critic->Update(batch).value();
+    if (step == 0) first = last;
+  }
+  EXPECT_LT(last.at("critic/vf_loss"), 0.1 * first.at("critic/vf_loss"));
+  EXPECT_NEAR(last.at("critic/vpred_mean"), 1.0, 0.2);
+  EXPECT_GT(first.at("critic/grad_norm"), 0);
+  EXPECT_EQ(first.at("critic/lr"), 1e-2);
+  EXPECT_EQ(first.at("critic/vf_clipfrac"), 0);
+}
+
+TEST(ValueCritic, BatchesThatDoNotFitAreErrors) {
+  testing::TempDir dir;
+  auto model = TinyValueModel(dir);
+  auto critic = ValueCritic::Create(model.get(), Options()).value();
+  ValueBatch batch = MakeBatch(4);
+  EXPECT_THAT(critic->Update(batch).status().message(), ::testing::HasSubstr("values must be [4, 3]"));
+  batch.values = at::zeros({4, kResponse});
+  batch.returns = at::zeros({3, kResponse});
+  EXPECT_THAT(critic->Update(batch).status().message(), ::testing::HasSubstr("returns must be [4, 3]"));
+  batch = MakeBatch(6);
+  batch.values = batch.returns;
+  EXPECT_THAT(critic->Update(batch).status().message(),
+              ::testing::HasSubstr("update_critic: 6 rows are not a whole number of mini-batches of 4"));
+}
+
+}  // namespace
+}  // namespace rollout::workers

@@ -1,0 +1,57 @@
+// The optimisation loop verl's actor and critic share: ppo_epochs passes over a batch in
+// mini-batches, each a sum of micro-batch gradients (gradient accumulation), clipped,
+// then one optimizer step — skipped when the gradient norm is not finite, as verl does,
+// so one bad batch cannot poison the weights.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "workers/adamw.h"
+
+namespace rollout::workers {
+
+struct MiniBatchPlan {
+  int64_t mini_batch_rows = 256;
+  int64_t micro_batch_rows = 8;
+  int64_t epochs = 1;
+  double grad_clip = 1.0;
+};
+
+// InvalidArgument unless every count is >= 1 and grad_clip > 0; `what` names the role
+// in the message ("policy actor").
+absl::Status CheckMiniBatchPlan(const MiniBatchPlan& plan, const char* what);
+
+// Computes, scales by `share` (its rows over the mini-batch's) and backpropagates the
+// loss of rows [start, start + rows) of the batch.
+using MicroBatchStep = std::function<absl::Status(int64_t start, int64_t rows, double share)>;
+
+struct MiniBatchResult {
+  std::vector<double> grad_norms;  // one per optimizer step, before clipping
+  int64_t skipped_steps = 0;       // steps with a non-finite gradient norm
+};
+
+// Runs the loop over `rows` rows. InvalidArgument unless rows is a positive multiple of
+// the mini-batch; the first error of `step` (after dropping the gradients).
+absl::StatusOr<MiniBatchResult> RunMiniBatches(int64_t rows, const MiniBatchPlan& plan,
+                                               const std::vector<at::Tensor*>& trainable,
+                                               AdamW& optimizer, const MicroBatchStep& step);
+
+// Per-micro-batch (or per-step) metric values, and their means as verl's
+// reduce_metrics reports them (an empty list gives 0).
+using MetricLists = std::map<std::string, std::vector<double>>;
+double Mean(const std::vector<double>& values);
+std::map<std::string, double> MeanMetrics(const MetricLists& lists);
+
+// Clips the gradients of `params` in place to a total L2 norm of at most `max_norm`
+// (torch.nn.utils.clip_grad_norm_) and returns the norm before clipping, which may be
+// inf or NaN (then nothing is scaled).
+double ClipGradNorm(const std::vector<at::Tensor*>& params, double max_norm);
+
+}  // namespace rollout::workers

@@ -1,0 +1,134 @@
+#include "workers/value_critic.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace rollout::workers {
+namespace {
+
+absl::Status CheckBatch(const ValueBatch& batch, bool for_update) {
+  if (!batch.input_ids.defined() || batch.input_ids.dim() != 2 || !batch.response_mask.defined() ||
+      batch.response_mask.dim() != 2) {
+    return absl::InvalidArgumentError("value batch: input_ids and response_mask must be 2-D tensors");
+  }
+  const int64_t rows = batch.input_ids.size(0);
+  const int64_t total = batch.input_ids.size(1);
+  const int64_t response = batch.response_mask.size(1);
+  if (batch.response_mask.size(0) != rows || response < 1 || response >= total) {
+    return absl::InvalidArgumentError(absl::StrCat("value batch: response_mask is [",
+                                                   batch.response_mask.size(0), ", ", response,
+                                                   "] for input_ids [", rows, ", ", total, "]"));
+  }
+  for (const auto& [name, tensor] : {std::pair<const char*, const at::Tensor*>{"attention_mask", &batch.attention_mask},
+                                     {"position_ids", &batch.position_ids}}) {
+    if (!tensor->defined() || tensor->sizes() != batch.input_ids.sizes()) {
+      return absl::InvalidArgumentError(absl::StrCat("value batch: ", name, " must be shaped like input_ids"));
+    }
+  }
+  if (!for_update) return absl::OkStatus();
+  for (const auto& [name, tensor] : {std::pair<const char*, const at::Tensor*>{"values", &batch.values},
+                                     {"returns", &batch.returns}}) {
+    if (!tensor->defined() || tensor->sizes() != batch.response_mask.sizes()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("value batch: ", name, " must be [", rows, ", ", response, "]"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+ValueBatch SliceRows(const ValueBatch& batch, int64_t start, int64_t length) {
+  const auto slice = [&](const at::Tensor& t) { return t.defined() ? t.narrow(0, start, length) : t; };
+  ValueBatch rows;
+  rows.input_ids = slice(batch.input_ids);
+  rows.attention_mask = slice(batch.attention_mask);
+  rows.position_ids = slice(batch.position_ids);
+  rows.response_mask = slice(batch.response_mask);
+  rows.values = slice(batch.values);
+  rows.returns = slice(batch.returns);
+  return rows;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<ValueCritic>> ValueCritic::Create(models::ValueModel* model,
+                                                                 const ValueCriticOptions& options) {
+  RETURN_IF_ERROR(CheckMiniBatchPlan(options.plan, "critic"));
+  ASSIGN_OR_RETURN(LrSchedule schedule, LrSchedule::Create(options.lr_schedule));
+  std::vector<at::Tensor*> trainable;
+  for (auto& [name, tensor] : model->NamedParameters()) {
+    tensor->set_requires_grad(true);
+    trainable.push_back(tensor);
+  }
+  return std::unique_ptr<ValueCritic>(
+      new ValueCritic(model, std::move(trainable), options, std::move(schedule)));
+}
+
+ValueCritic::ValueCritic(models::ValueModel* model, std::vector<at::Tensor*> trainable,
+                         const ValueCriticOptions& options, LrSchedule schedule)
+    : model_(model),
+      trainable_(std::move(trainable)),
+      options_(options),
+      schedule_(std::move(schedule)),
+      optimizer_(trainable_, options.adamw) {}
+
+at::Tensor ValueCritic::Predict(const ValueBatch& batch) const {
+  const int64_t total = batch.input_ids.size(1);
+  const int64_t response = batch.response_mask.size(1);
+  return model_->Values(batch.input_ids, batch.position_ids, batch.attention_mask)
+      .narrow(1, total - response - 1, response);
+}
+
+absl::StatusOr<at::Tensor> ValueCritic::ComputeValues(const ValueBatch& batch,
+                                                      int64_t micro_batch_rows) const {
+  RETURN_IF_ERROR(CheckBatch(batch, /*for_update=*/false));
+  if (micro_batch_rows < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("micro-batch rows is ", micro_batch_rows, "; must be >= 1"));
+  }
+  c10::NoGradGuard no_grad;
+  const int64_t rows = batch.input_ids.size(0);
+  std::vector<at::Tensor> parts;
+  for (int64_t start = 0; start < rows; start += micro_batch_rows) {
+    parts.push_back(Predict(SliceRows(batch, start, std::min(micro_batch_rows, rows - start))));
+  }
+  if (parts.empty()) {
+    return at::zeros({0, batch.response_mask.size(1)}, batch.input_ids.options().dtype(at::kFloat));
+  }
+  return at::cat(parts);
+}
+
+absl::StatusOr<std::map<std::string, double>> ValueCritic::Update(const ValueBatch& batch) {
+  RETURN_IF_ERROR(CheckBatch(batch, /*for_update=*/true));
+  const double lr = schedule_.LrAt(updates_);
+  optimizer_.set_lr(lr);
+  MetricLists metrics;
+  const absl::StatusOr<MiniBatchResult> steps = RunMiniBatches(
+      batch.input_ids.size(0), options_.plan, trainable_, optimizer_,
+      [&](int64_t start, int64_t rows, double share) -> absl::Status {
+        const ValueBatch micro = SliceRows(batch, start, rows);
+        const at::Tensor vpreds = Predict(micro);
+        ASSIGN_OR_RETURN(const algorithms::ValueLossResult loss,
+                         algorithms::ComputeValueLoss(vpreds, micro.returns.to(at::kFloat),
+                                                      micro.values.to(at::kFloat), micro.response_mask,
+                                                      options_.value_loss));
+        (loss.loss * share).backward();
+        const at::Tensor mask = micro.response_mask.to(at::kFloat);
+        metrics["critic/vf_loss"].push_back(loss.loss.item<double>());
+        metrics["critic/vf_clipfrac"].push_back(loss.vf_clipfrac);
+        metrics["critic/vpred_mean"].push_back(
+            ((vpreds.detach() * mask).sum() / mask.sum().clamp_min(1)).item<double>());
+        return absl::OkStatus();
+      });
+  if (!steps.ok()) {
+    return absl::Status(steps.status().code(), absl::StrCat("update_critic: ", steps.status().message()));
+  }
+  ++updates_;
+  std::map<std::string, double> result = MeanMetrics(metrics);
+  result["critic/grad_norm"] = Mean(steps->grad_norms);
+  result["critic/lr"] = lr;
+  return result;
+}
+
+}  // namespace rollout::workers
