@@ -3,73 +3,13 @@
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 
-
 #include "absl/strings/str_cat.h"
 #include "algorithms/kl.h"
 #include "algorithms/loss_aggregation.h"
 #include "common/status_macros.h"
+#include "workers/response_scores.h"
 
 namespace rollout::workers {
-namespace {
-
-// OK when the tensors of `batch` fit together: [B, T] inputs, [B, R] response tensors
-// with 0 < R < T, and (for updates) the [B, R] update inputs.
-absl::Status CheckBatch(const PolicyBatch& batch, bool for_update, bool needs_ref) {
-  if (!batch.input_ids.defined() || batch.input_ids.dim() != 2 || !batch.responses.defined() ||
-      batch.responses.dim() != 2) {
-    return absl::InvalidArgumentError("policy batch: input_ids and responses must be 2-D tensors");
-  }
-  const int64_t rows = batch.input_ids.size(0);
-  const int64_t total = batch.input_ids.size(1);
-  const int64_t response = batch.responses.size(1);
-  if (response < 1 || response >= total) {
-    return absl::InvalidArgumentError(absl::StrCat("policy batch: ", response, " response columns of ",
-                                                   total, " in input_ids; need 1 <= R < T"));
-  }
-  std::vector<std::pair<const char*, const at::Tensor*>> checks = {
-      {"attention_mask", &batch.attention_mask}, {"position_ids", &batch.position_ids}};
-  std::vector<std::pair<const char*, const at::Tensor*>> response_checks = {
-      {"responses", &batch.responses}, {"response_mask", &batch.response_mask}};
-  if (for_update) {
-    response_checks.push_back({"old_log_probs", &batch.old_log_probs});
-    response_checks.push_back({"advantages", &batch.advantages});
-    if (needs_ref) response_checks.push_back({"ref_log_probs", &batch.ref_log_probs});
-  }
-  for (const auto& [name, tensor] : checks) {
-    if (!tensor->defined() || tensor->sizes() != batch.input_ids.sizes()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("policy batch: ", name, " must be shaped like input_ids [", rows, ", ", total, "]"));
-    }
-  }
-  for (const auto& [name, tensor] : response_checks) {
-    if (!tensor->defined() || tensor->dim() != 2 || tensor->size(0) != rows ||
-        tensor->size(1) != response) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("policy batch: ", name, " must be [", rows, ", ", response, "]"));
-    }
-  }
-  return absl::OkStatus();
-}
-
-at::Tensor Slice(const at::Tensor& tensor, int64_t start, int64_t length) {
-  return tensor.defined() ? tensor.narrow(0, start, length) : tensor;
-}
-
-}  // namespace
-
-PolicyBatch SliceRows(const PolicyBatch& batch, int64_t start, int64_t length) {
-  PolicyBatch slice;
-  slice.input_ids = Slice(batch.input_ids, start, length);
-  slice.attention_mask = Slice(batch.attention_mask, start, length);
-  slice.position_ids = Slice(batch.position_ids, start, length);
-  slice.responses = Slice(batch.responses, start, length);
-  slice.response_mask = Slice(batch.response_mask, start, length);
-  slice.old_log_probs = Slice(batch.old_log_probs, start, length);
-  slice.advantages = Slice(batch.advantages, start, length);
-  slice.ref_log_probs = Slice(batch.ref_log_probs, start, length);
-  return slice;
-}
-
 absl::StatusOr<std::unique_ptr<PolicyActor>> PolicyActor::Create(models::CausalLM* model,
                                                                  std::vector<at::Tensor*> trainable,
                                                                  const PolicyActorOptions& options) {
@@ -93,20 +33,14 @@ PolicyActor::PolicyActor(models::CausalLM* model, std::vector<at::Tensor*> train
       optimizer_(trainable_, options.adamw) {}
 
 models::TokenScores PolicyActor::Score(const PolicyBatch& batch, bool with_entropy) const {
-  const int64_t total = batch.input_ids.size(1);
-  const int64_t response = batch.responses.size(1);
-  const at::Tensor hidden =
-      model_->Forward(batch.input_ids, batch.position_ids, batch.attention_mask);
-  // Position t's hidden state predicts token t + 1: the response's tokens are predicted
-  // from the R positions before them.
-  return models::ScoreTokens(*model_, hidden.narrow(1, total - response - 1, response),
-                             batch.responses, with_entropy, options_.temperature);
+  return ScoreResponses(*model_, batch.input_ids, batch.position_ids, batch.attention_mask,
+                        batch.responses, with_entropy, options_.temperature);
 }
 
 absl::StatusOr<models::TokenScores> PolicyActor::ComputeLogProbs(const PolicyBatch& batch,
                                                                  int64_t micro_batch_rows,
                                                                  bool with_entropy) const {
-  RETURN_IF_ERROR(CheckBatch(batch, /*for_update=*/false, /*needs_ref=*/false));
+  RETURN_IF_ERROR(CheckPolicyBatch(batch, /*for_update=*/false, /*needs_ref=*/false));
   if (micro_batch_rows < 1) {
     return absl::InvalidArgumentError(absl::StrCat("micro-batch rows is ", micro_batch_rows, "; must be >= 1"));
   }
@@ -163,7 +97,7 @@ absl::Status PolicyActor::AccumulateMicroBatch(const PolicyBatch& micro, double 
 }
 
 absl::StatusOr<std::map<std::string, double>> PolicyActor::Update(const PolicyBatch& batch) {
-  RETURN_IF_ERROR(CheckBatch(batch, /*for_update=*/true, options_.use_kl_loss));
+  RETURN_IF_ERROR(CheckPolicyBatch(batch, /*for_update=*/true, options_.use_kl_loss));
   const double lr = schedule_.LrAt(updates_);
   optimizer_.set_lr(lr);
   model_->set_training(true);

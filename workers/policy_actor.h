@@ -3,7 +3,7 @@
 // GRPO policy update — mini-batches x micro-batches x ppo_epochs with gradient
 // accumulation, entropy bonus, KL loss, gradient clipping, AdamW and the LR schedule.
 //
-// Batches use verl's layout (PolicyBatch). Metrics carry verl's names and are means
+// Batches use verl's layout (policy_batch.h). Metrics carry verl's names and are means
 // over micro-batches (losses, clip fractions, entropy) or optimizer steps (grad_norm),
 // as verl's reduce_metrics reports them.
 //
@@ -24,21 +24,9 @@
 #include "workers/adamw.h"
 #include "workers/lr_schedule.h"
 #include "workers/minibatch_loop.h"
+#include "workers/policy_batch.h"
 
 namespace rollout::workers {
-
-// One batch of sequences: a left-padded prompt followed by a right-padded response.
-struct PolicyBatch {
-  at::Tensor input_ids;       // [B, T] int64
-  at::Tensor attention_mask;  // [B, T] 1 for tokens, 0 for padding
-  at::Tensor position_ids;    // [B, T] int64
-  at::Tensor responses;       // [B, R] int64, the last R columns of input_ids
-  at::Tensor response_mask;   // [B, R] 1 for response tokens that count
-  // For Update only, [B, R] floating:
-  at::Tensor old_log_probs;  // under the policy that generated the responses
-  at::Tensor advantages;
-  at::Tensor ref_log_probs;  // required with use_kl_loss
-};
 
 struct PolicyActorOptions {
   // mini_batch_rows: verl's ppo_mini_batch_size x rollout.n; micro_batch_rows:
@@ -95,8 +83,5 @@ class PolicyActor {
   AdamW optimizer_;
   int64_t updates_ = 0;
 };
-
-// Rows [start, start + length) of every tensor of `batch` (undefined ones stay undefined).
-PolicyBatch SliceRows(const PolicyBatch& batch, int64_t start, int64_t length);
 
 }  // namespace rollout::workers

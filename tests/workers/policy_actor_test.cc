@@ -8,45 +8,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "models/presets.h"
+#include "tests/workers/tiny_policy.h"
 
 namespace rollout::workers {
 namespace {
 
 using ::testing::HasSubstr;
-
-constexpr int64_t kVocab = 64;
-constexpr int64_t kPrompt = 4;
-constexpr int64_t kResponse = 3;
-
-std::unique_ptr<models::CausalLM> TinyModel(uint64_t seed = 7) {
-  models::TransformerConfig config = models::PresetConfig("tiny", kVocab).value();
-  config.pad_token_id = 0;
-  return models::CausalLM::RandomInit(config, seed, models::LoadOptions());
-}
-
-// `rows` sequences; row r has r % 3 tokens of left padding in its prompt and r % 2 of
-// right padding in its response (so every row has at least 2 response tokens).
-PolicyBatch MakeBatch(int64_t rows, bool pad = true) {
-  at::manual_seed(11);
-  PolicyBatch batch;
-  const at::TensorOptions ints = at::TensorOptions().dtype(at::kLong);
-  batch.input_ids = at::randint(1, kVocab, {rows, kPrompt + kResponse}, ints);
-  batch.attention_mask = at::ones({rows, kPrompt + kResponse}, ints);
-  batch.response_mask = at::ones({rows, kResponse}, ints);
-  for (int64_t r = 0; pad && r < rows; ++r) {
-    for (int64_t c = 0; c < r % 3; ++c) batch.attention_mask[r][c] = 0;
-    if (r % 2 == 1) {
-      batch.attention_mask[r][kPrompt + kResponse - 1] = 0;
-      batch.response_mask[r][kResponse - 1] = 0;
-    }
-  }
-  batch.input_ids.masked_fill_(batch.attention_mask == 0, 0);
-  batch.position_ids = (batch.attention_mask.cumsum(1) - 1).clamp_min(0);
-  batch.responses = batch.input_ids.narrow(1, kPrompt, kResponse).clone();
-  batch.advantages = at::linspace(-1, 1, rows).unsqueeze(1).expand({rows, kResponse}).contiguous();
-  return batch;
-}
+using testing::AllParameters;
+using testing::kPrompt;
+using testing::kResponse;
+using testing::MakeBatch;
+using testing::TinyModel;
 
 PolicyActorOptions Options(int64_t mini, int64_t micro) {
   PolicyActorOptions options;
@@ -56,12 +28,6 @@ PolicyActorOptions Options(int64_t mini, int64_t micro) {
   options.adamw.weight_decay = 0;
   options.policy_loss.loss_agg_mode = "seq-mean-token-mean";
   return options;
-}
-
-std::vector<at::Tensor*> AllParameters(models::CausalLM& model) {
-  std::vector<at::Tensor*> params;
-  for (auto& [name, param] : model.NamedParameters()) params.push_back(param);
-  return params;
 }
 
 TEST(PolicyActor, LogProbsEqualADirectComputation) {

@@ -1,0 +1,95 @@
+// DPO on a tiny model: against itself as reference the loss is log 2 with no margin,
+// and training separates chosen from rejected responses.
+#include "workers/dpo_learner.h"
+
+#include <ATen/ATen.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "tests/workers/tiny_policy.h"
+#include "workers/response_scores.h"
+
+namespace rollout::workers {
+namespace {
+
+using testing::AllParameters;
+using testing::MakeBatch;
+using testing::TinyModel;
+
+DpoOptions Options() {
+  DpoOptions options;
+  options.plan.mini_batch_rows = 4;
+  options.plan.micro_batch_rows = 2;
+  options.lr_schedule.lr = 1e-2;
+  return options;
+}
+
+// Pairs sharing prompts: the rejected responses are other random tokens.
+PreferenceBatch MakePairs(const models::CausalLM& model) {
+  PreferenceBatch pairs;
+  pairs.chosen = MakeBatch(4, true, 1);
+  pairs.rejected = pairs.chosen;
+  pairs.rejected.input_ids = pairs.chosen.input_ids.clone();
+  pairs.rejected.input_ids.narrow(1, testing::kPrompt, testing::kResponse)
+      .copy_(MakeBatch(4, true, 2).responses);
+  pairs.rejected.input_ids.masked_fill_(pairs.rejected.attention_mask == 0, 0);
+  pairs.rejected.responses = pairs.rejected.input_ids.narrow(1, testing::kPrompt, testing::kResponse).clone();
+  pairs.reference_chosen_logps = SequenceLogProbs(model, pairs.chosen, 4).value();
+  pairs.reference_rejected_logps = SequenceLogProbs(model, pairs.rejected, 4).value();
+  return pairs;
+}
+
+TEST(SequenceLogProbs, SumsTheMaskedResponseLogProbs) {
+  auto model = TinyModel();
+  const PolicyBatch batch = MakeBatch(5);
+  const at::Tensor token = ScoreResponses(*model, batch.input_ids, batch.position_ids,
+                                          batch.attention_mask, batch.responses, false)
+                               .log_probs.detach();
+  const at::Tensor expected = (token * batch.response_mask.to(at::kFloat)).sum(1);
+  EXPECT_TRUE(at::allclose(SequenceLogProbs(*model, batch, 2).value(), expected, 1e-5, 1e-5));
+}
+
+TEST(DpoLearner, AgainstItselfTheLossIsLogTwo) {
+  auto model = TinyModel();
+  const PreferenceBatch pairs = MakePairs(*model);
+  DpoOptions options = Options();
+  options.lr_schedule.lr_warmup_steps = 1;  // lr 0 on the first update: nothing moves
+  auto dpo = DpoLearner::Create(model.get(), AllParameters(*model), options).value();
+  const auto metrics = dpo->Update(pairs).value();
+  EXPECT_NEAR(metrics.at("train/loss"), std::log(2.0), 1e-5);
+  EXPECT_NEAR(metrics.at("train/rewards/margins"), 0, 1e-6);
+  EXPECT_EQ(metrics.at("train/rewards/accuracies"), 0);  // ties count as wrong
+}
+
+TEST(DpoLearner, TrainingPrefersTheChosenResponses) {
+  auto model = TinyModel();
+  const PreferenceBatch pairs = MakePairs(*model);
+  auto dpo = DpoLearner::Create(model.get(), AllParameters(*model), Options()).value();
+  std::map<std::string, double> metrics;
+  for (int step = 0; step < 10; ++step) metrics = dpo->Update(pairs).value();
+  EXPECT_LT(metrics.at("train/loss"), std::log(2.0));
+  EXPECT_GT(metrics.at("train/rewards/margins"), 0);
+  EXPECT_EQ(metrics.at("train/rewards/accuracies"), 1);
+  const at::Tensor chosen = SequenceLogProbs(*model, pairs.chosen, 4).value();
+  EXPECT_GT((chosen - pairs.reference_chosen_logps).mean().item<double>(),
+            (SequenceLogProbs(*model, pairs.rejected, 4).value() - pairs.reference_rejected_logps)
+                .mean()
+                .item<double>());
+}
+
+TEST(DpoLearner, BadInputsAreErrors) {
+  auto model = TinyModel();
+  PreferenceBatch pairs = MakePairs(*model);
+  auto dpo = DpoLearner::Create(model.get(), AllParameters(*model), Options()).value();
+  pairs.reference_rejected_logps = pairs.reference_rejected_logps.narrow(0, 0, 3);
+  EXPECT_THAT(dpo->Update(pairs).status().message(),
+              ::testing::HasSubstr("reference_rejected_logps must be [4]"));
+  DpoOptions options = Options();
+  options.loss.beta = -1;
+  EXPECT_FALSE(DpoLearner::Create(model.get(), {}, options).ok());
+}
+
+}  // namespace
+}  // namespace rollout::workers

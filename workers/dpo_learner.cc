@@ -1,0 +1,110 @@
+#include "workers/dpo_learner.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "workers/response_scores.h"
+
+namespace rollout::workers {
+namespace {
+
+// [rows] summed response log-probs, differentiable when grad mode is on.
+at::Tensor SummedLogProbs(const models::CausalLM& model, const PolicyBatch& batch) {
+  const models::TokenScores scores = ScoreResponses(model, batch.input_ids, batch.position_ids,
+                                                    batch.attention_mask, batch.responses,
+                                                    /*with_entropy=*/false);
+  return (scores.log_probs * batch.response_mask.to(at::kFloat)).sum(1);
+}
+
+absl::Status CheckPreferenceBatch(const PreferenceBatch& batch) {
+  RETURN_IF_ERROR(CheckPolicyBatch(batch.chosen));
+  RETURN_IF_ERROR(CheckPolicyBatch(batch.rejected));
+  const int64_t rows = batch.chosen.input_ids.size(0);
+  if (batch.rejected.input_ids.size(0) != rows) {
+    return absl::InvalidArgumentError(absl::StrCat("preference batch: ", rows, " chosen rows but ",
+                                                   batch.rejected.input_ids.size(0), " rejected"));
+  }
+  for (const auto& [name, tensor] :
+       {std::pair<const char*, const at::Tensor*>{"reference_chosen_logps", &batch.reference_chosen_logps},
+        {"reference_rejected_logps", &batch.reference_rejected_logps}}) {
+    if (!tensor->defined() || tensor->dim() != 1 || tensor->size(0) != rows) {
+      return absl::InvalidArgumentError(absl::StrCat("preference batch: ", name, " must be [", rows, "]"));
+    }
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::StatusOr<at::Tensor> SequenceLogProbs(const models::CausalLM& model, const PolicyBatch& batch,
+                                            int64_t micro_batch_rows) {
+  RETURN_IF_ERROR(CheckPolicyBatch(batch));
+  if (micro_batch_rows < 1) {
+    return absl::InvalidArgumentError(absl::StrCat("micro-batch rows is ", micro_batch_rows, "; must be >= 1"));
+  }
+  c10::NoGradGuard no_grad;
+  const int64_t rows = batch.input_ids.size(0);
+  std::vector<at::Tensor> parts;
+  for (int64_t start = 0; start < rows; start += micro_batch_rows) {
+    parts.push_back(SummedLogProbs(model, SliceRows(batch, start, std::min(micro_batch_rows, rows - start))));
+  }
+  return parts.empty() ? at::zeros({0}, batch.input_ids.options().dtype(at::kFloat)) : at::cat(parts);
+}
+
+absl::StatusOr<std::unique_ptr<DpoLearner>> DpoLearner::Create(models::CausalLM* model,
+                                                               std::vector<at::Tensor*> trainable,
+                                                               const DpoOptions& options) {
+  RETURN_IF_ERROR(CheckMiniBatchPlan(options.plan, "dpo"));
+  ASSIGN_OR_RETURN(LrSchedule schedule, LrSchedule::Create(options.lr_schedule));
+  // Validate the loss options once, on a dummy pair, so a bad recipe fails at start-up.
+  const at::Tensor zero = at::zeros({1});
+  RETURN_IF_ERROR(algorithms::DpoLoss(zero, zero, zero, zero, options.loss).status());
+  for (at::Tensor* tensor : trainable) tensor->set_requires_grad(true);
+  return std::unique_ptr<DpoLearner>(
+      new DpoLearner(model, std::move(trainable), options, std::move(schedule)));
+}
+
+DpoLearner::DpoLearner(models::CausalLM* model, std::vector<at::Tensor*> trainable,
+                       const DpoOptions& options, LrSchedule schedule)
+    : model_(model),
+      trainable_(std::move(trainable)),
+      options_(options),
+      schedule_(std::move(schedule)),
+      optimizer_(trainable_, options.adamw) {}
+
+absl::StatusOr<std::map<std::string, double>> DpoLearner::Update(const PreferenceBatch& batch) {
+  RETURN_IF_ERROR(CheckPreferenceBatch(batch));
+  const double lr = schedule_.LrAt(updates_);
+  optimizer_.set_lr(lr);
+  model_->set_training(true);
+  MetricLists metrics;
+  const absl::StatusOr<MiniBatchResult> steps = RunMiniBatches(
+      batch.chosen.input_ids.size(0), options_.plan, trainable_, optimizer_,
+      [&](int64_t start, int64_t rows, double share) -> absl::Status {
+        const at::Tensor chosen = SummedLogProbs(*model_, SliceRows(batch.chosen, start, rows));
+        const at::Tensor rejected = SummedLogProbs(*model_, SliceRows(batch.rejected, start, rows));
+        ASSIGN_OR_RETURN(
+            const algorithms::DpoLossResult loss,
+            algorithms::DpoLoss(chosen, rejected,
+                                batch.reference_chosen_logps.narrow(0, start, rows).to(chosen.device()),
+                                batch.reference_rejected_logps.narrow(0, start, rows).to(chosen.device()),
+                                options_.loss));
+        (loss.loss * share).backward();
+        metrics["train/loss"].push_back(loss.loss.item<double>());
+        for (const auto& [name, value] : loss.Metrics()) metrics["train/" + name].push_back(value);
+        return absl::OkStatus();
+      });
+  model_->set_training(false);
+  if (!steps.ok()) {
+    return absl::Status(steps.status().code(), absl::StrCat("dpo update: ", steps.status().message()));
+  }
+  ++updates_;
+  std::map<std::string, double> result = MeanMetrics(metrics);
+  result["train/grad_norm"] = Mean(steps->grad_norms);
+  result["train/lr"] = lr;
+  return result;
+}
+
+}  // namespace rollout::workers

@@ -1,0 +1,36 @@
+// A batch of sequences for the roles that score or train a policy (actor, ref, SFT,
+// DPO), in verl's layout: a left-padded prompt followed by a right-padded response.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+#include "absl/status/status.h"
+
+namespace rollout::workers {
+
+// One batch of sequences: a left-padded prompt followed by a right-padded response.
+struct PolicyBatch {
+  at::Tensor input_ids;       // [B, T] int64
+  at::Tensor attention_mask;  // [B, T] 1 for tokens, 0 for padding
+  at::Tensor position_ids;    // [B, T] int64
+  at::Tensor responses;       // [B, R] int64, the last R columns of input_ids
+  at::Tensor response_mask;   // [B, R] 1 for response tokens that count
+  // For the actor's update only, [B, R] floating:
+  at::Tensor old_log_probs;  // under the policy that generated the responses
+  at::Tensor advantages;
+  at::Tensor ref_log_probs;  // required with use_kl_loss
+};
+
+// OK when the tensors fit together: [B, T] input_ids, attention_mask and position_ids,
+// [B, R] responses and response_mask with 0 < R < T, and with `for_update` the [B, R]
+// old_log_probs and advantages (and ref_log_probs with `needs_ref`). Otherwise
+// InvalidArgument naming the first tensor that does not fit.
+absl::Status CheckPolicyBatch(const PolicyBatch& batch, bool for_update = false,
+                              bool needs_ref = false);
+
+// Rows [start, start + length) of every tensor of `batch` (undefined ones stay undefined).
+PolicyBatch SliceRows(const PolicyBatch& batch, int64_t start, int64_t length);
+
+}  // namespace rollout::workers
