@@ -1,7 +1,6 @@
 #include "workers/dpo_learner.h"
 
 #include <ATen/ATen.h>
-#include <c10/core/GradMode.h>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -40,23 +39,16 @@ absl::Status CheckPreferenceBatch(const PreferenceBatch& batch) {
 
 absl::StatusOr<at::Tensor> SequenceLogProbs(const models::CausalLM& model, const PolicyBatch& batch,
                                             int64_t micro_batch_rows) {
-  RETURN_IF_ERROR(CheckPolicyBatch(batch));
-  if (micro_batch_rows < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("micro-batch rows is ", micro_batch_rows, "; must be >= 1"));
-  }
-  c10::NoGradGuard no_grad;
-  const int64_t rows = batch.input_ids.size(0);
-  std::vector<at::Tensor> parts;
-  for (int64_t start = 0; start < rows; start += micro_batch_rows) {
-    parts.push_back(SummedLogProbs(model, SliceRows(batch, start, std::min(micro_batch_rows, rows - start))));
-  }
-  return parts.empty() ? at::zeros({0}, batch.input_ids.options().dtype(at::kFloat)) : at::cat(parts);
+  ASSIGN_OR_RETURN(const models::TokenScores scores,
+                   ScoreResponsesNoGrad(model, batch, micro_batch_rows, /*with_entropy=*/false));
+  return (scores.log_probs * batch.response_mask.to(at::kFloat)).sum(1);
 }
 
 absl::StatusOr<std::unique_ptr<DpoLearner>> DpoLearner::Create(models::CausalLM* model,
                                                                std::vector<at::Tensor*> trainable,
                                                                const DpoOptions& options) {
   RETURN_IF_ERROR(CheckMiniBatchPlan(options.plan, "dpo"));
+  if (trainable.empty()) return absl::InvalidArgumentError("dpo: nothing to train");
   ASSIGN_OR_RETURN(LrSchedule schedule, LrSchedule::Create(options.lr_schedule));
   // Validate the loss options once, on a dummy pair, so a bad recipe fails at start-up.
   const at::Tensor zero = at::zeros({1});

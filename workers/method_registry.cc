@@ -10,6 +10,7 @@
 namespace rollout::workers {
 
 absl::Status MethodRegistry::Register(const std::string& name, WorkerMethod method) {
+  std::lock_guard<std::mutex> lock(methods_mutex_);
   if (!methods_.emplace(name, std::move(method)).second) {
     return absl::AlreadyExistsError(absl::StrCat("worker method '", name, "' registered twice"));
   }
@@ -17,20 +18,26 @@ absl::Status MethodRegistry::Register(const std::string& name, WorkerMethod meth
 }
 
 std::vector<std::string> MethodRegistry::Names() const {
+  std::lock_guard<std::mutex> lock(methods_mutex_);
   std::vector<std::string> names;
   for (const auto& entry : methods_) names.push_back(entry.first);
   return names;
 }
 
 absl::StatusOr<Batch> MethodRegistry::Invoke(const std::string& name, const Batch& input) {
-  auto it = methods_.find(name);
-  if (it == methods_.end()) {
+  WorkerMethod method;
+  {
+    std::lock_guard<std::mutex> lock(methods_mutex_);
+    auto it = methods_.find(name);
+    if (it != methods_.end()) method = it->second;
+  }
+  if (!method) {
     return absl::NotFoundError(absl::StrCat("this worker has no method '", name,
                                             "'; it has: ", absl::StrJoin(Names(), ", ")));
   }
   std::lock_guard<std::mutex> lock(invoke_mutex_);
   try {
-    return it->second(input);
+    return method(input);
   } catch (const c10::Error& error) {
     return absl::InternalError(
         absl::StrCat("method ", name, " failed in LibTorch: ", error.what_without_backtrace()));

@@ -1,5 +1,6 @@
-// The methods a worker process answers, by name ("diag.echo", later
-// "actor.compute_log_prob", ...). Roles register their methods at start-up; the gRPC
+// The methods a worker process answers, by name ("diag.echo", "actor.compute_log_prob",
+// ...). Diagnostics register at start-up; roles register theirs when the controller
+// initialises them (worker.init_roles), while the server already runs; the gRPC
 // service looks them up per call.
 //
 // Invoke() runs one method at a time (a worker's device state is not safe for
@@ -29,7 +30,8 @@ class MethodRegistry {
   std::vector<std::string> Names() const;
 
  private:
-  std::map<std::string, WorkerMethod> methods_;  // fixed after start-up
+  mutable std::mutex methods_mutex_;  // guards methods_; never held while a method runs
+  std::map<std::string, WorkerMethod> methods_;
   std::mutex invoke_mutex_;
 };
 

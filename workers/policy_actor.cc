@@ -1,7 +1,6 @@
 #include "workers/policy_actor.h"
 
 #include <ATen/ATen.h>
-#include <c10/core/GradMode.h>
 
 #include "absl/strings/str_cat.h"
 #include "algorithms/kl.h"
@@ -14,6 +13,7 @@ absl::StatusOr<std::unique_ptr<PolicyActor>> PolicyActor::Create(models::CausalL
                                                                  std::vector<at::Tensor*> trainable,
                                                                  const PolicyActorOptions& options) {
   RETURN_IF_ERROR(CheckMiniBatchPlan(options.plan, "policy actor"));
+  if (trainable.empty()) return absl::InvalidArgumentError("policy actor: nothing to train");
   if (!(options.temperature > 0)) {
     return absl::InvalidArgumentError(
         absl::StrCat("policy actor: temperature is ", options.temperature, "; must be > 0"));
@@ -40,26 +40,7 @@ models::TokenScores PolicyActor::Score(const PolicyBatch& batch, bool with_entro
 absl::StatusOr<models::TokenScores> PolicyActor::ComputeLogProbs(const PolicyBatch& batch,
                                                                  int64_t micro_batch_rows,
                                                                  bool with_entropy) const {
-  RETURN_IF_ERROR(CheckPolicyBatch(batch, /*for_update=*/false, /*needs_ref=*/false));
-  if (micro_batch_rows < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("micro-batch rows is ", micro_batch_rows, "; must be >= 1"));
-  }
-  c10::NoGradGuard no_grad;
-  std::vector<at::Tensor> log_probs, entropies;
-  const int64_t rows = batch.input_ids.size(0);
-  for (int64_t start = 0; start < rows; start += micro_batch_rows) {
-    models::TokenScores scores =
-        Score(SliceRows(batch, start, std::min(micro_batch_rows, rows - start)), with_entropy);
-    log_probs.push_back(scores.log_probs);
-    if (with_entropy) entropies.push_back(scores.entropy);
-  }
-  models::TokenScores result;
-  const at::TensorOptions empty = batch.input_ids.options().dtype(at::kFloat);
-  result.log_probs = log_probs.empty() ? at::zeros({0, batch.responses.size(1)}, empty) : at::cat(log_probs);
-  if (with_entropy) {
-    result.entropy = entropies.empty() ? at::zeros({0, batch.responses.size(1)}, empty) : at::cat(entropies);
-  }
-  return result;
+  return ScoreResponsesNoGrad(*model_, batch, micro_batch_rows, with_entropy, options_.temperature);
 }
 
 absl::Status PolicyActor::AccumulateMicroBatch(const PolicyBatch& micro, double share,

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace rollout::workers {
 namespace {
@@ -49,6 +50,39 @@ absl::Status CheckPolicyBatch(const PolicyBatch& batch, bool for_update, bool ne
     }
   }
   return absl::OkStatus();
+}
+
+absl::StatusOr<PolicyBatch> PolicyBatchFromColumns(const Batch& batch, bool for_update,
+                                                   bool needs_ref) {
+  PolicyBatch policy;
+  std::vector<std::pair<const char*, at::Tensor*>> columns = {
+      {"input_ids", &policy.input_ids},       {"attention_mask", &policy.attention_mask},
+      {"position_ids", &policy.position_ids}, {"responses", &policy.responses},
+      {"response_mask", &policy.response_mask}};
+  if (for_update) {
+    columns.push_back({"old_log_probs", &policy.old_log_probs});
+    columns.push_back({"advantages", &policy.advantages});
+    if (needs_ref) columns.push_back({"ref_log_prob", &policy.ref_log_probs});
+  }
+  for (const auto& [name, target] : columns) {
+    ASSIGN_OR_RETURN(*target, batch.Tensor(name));
+  }
+  RETURN_IF_ERROR(CheckPolicyBatch(policy, for_update, needs_ref));
+  return policy;
+}
+
+PolicyBatch MoveTo(const PolicyBatch& batch, c10::Device device) {
+  const auto move = [&](const at::Tensor& t) { return t.defined() ? t.to(device) : t; };
+  PolicyBatch moved;
+  moved.input_ids = move(batch.input_ids);
+  moved.attention_mask = move(batch.attention_mask);
+  moved.position_ids = move(batch.position_ids);
+  moved.responses = move(batch.responses);
+  moved.response_mask = move(batch.response_mask);
+  moved.old_log_probs = move(batch.old_log_probs);
+  moved.advantages = move(batch.advantages);
+  moved.ref_log_probs = move(batch.ref_log_probs);
+  return moved;
 }
 
 PolicyBatch SliceRows(const PolicyBatch& batch, int64_t start, int64_t length) {

@@ -3,10 +3,13 @@
 #pragma once
 
 #include <ATen/core/Tensor.h>
+#include <c10/core/Device.h>
 
 #include <cstdint>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "common/batch.h"
 
 namespace rollout::workers {
 
@@ -29,6 +32,16 @@ struct PolicyBatch {
 // InvalidArgument naming the first tensor that does not fit.
 absl::Status CheckPolicyBatch(const PolicyBatch& batch, bool for_update = false,
                               bool needs_ref = false);
+
+// The PolicyBatch of a Batch's columns with verl's names: input_ids, attention_mask,
+// position_ids, responses, response_mask, and with `for_update` old_log_probs and
+// advantages (+ ref_log_prob with `needs_ref`). NotFound naming a missing column;
+// CheckPolicyBatch's errors.
+absl::StatusOr<PolicyBatch> PolicyBatchFromColumns(const Batch& batch, bool for_update = false,
+                                                   bool needs_ref = false);
+
+// Every defined tensor of `batch` on `device` (a no-op for those already there).
+PolicyBatch MoveTo(const PolicyBatch& batch, c10::Device device);
 
 // Rows [start, start + length) of every tensor of `batch` (undefined ones stay undefined).
 PolicyBatch SliceRows(const PolicyBatch& batch, int64_t start, int64_t length);

@@ -6,8 +6,12 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
+
+#include "absl/status/statusor.h"
 #include "models/causal_lm.h"
 #include "models/token_scores.h"
+#include "workers/policy_batch.h"
 
 namespace rollout::workers {
 
@@ -18,5 +22,14 @@ models::TokenScores ScoreResponses(const models::CausalLM& model, const at::Tens
                                    const at::Tensor& position_ids, const at::Tensor& attention_mask,
                                    const at::Tensor& responses, bool with_entropy,
                                    double temperature = 1.0);
+
+// ScoreResponses over a whole PolicyBatch, `micro_batch_rows` rows at a time, without
+// gradients: [B, R] float32 log-probs (and entropies when asked). InvalidArgument for a
+// batch that does not fit (CheckPolicyBatch) or micro_batch_rows < 1.
+absl::StatusOr<models::TokenScores> ScoreResponsesNoGrad(const models::CausalLM& model,
+                                                         const PolicyBatch& batch,
+                                                         int64_t micro_batch_rows,
+                                                         bool with_entropy,
+                                                         double temperature = 1.0);
 
 }  // namespace rollout::workers

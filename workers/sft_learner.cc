@@ -25,6 +25,7 @@ absl::StatusOr<std::unique_ptr<SftLearner>> SftLearner::Create(models::CausalLM*
                                                                std::vector<at::Tensor*> trainable,
                                                                const SftOptions& options) {
   RETURN_IF_ERROR(CheckMiniBatchPlan(options.plan, "sft"));
+  if (trainable.empty()) return absl::InvalidArgumentError("sft: nothing to train");
   ASSIGN_OR_RETURN(LrSchedule schedule, LrSchedule::Create(options.lr_schedule));
   for (at::Tensor* tensor : trainable) tensor->set_requires_grad(true);
   return std::unique_ptr<SftLearner>(

@@ -21,6 +21,7 @@
 #include "common/device.h"
 #include "workers/diagnostic_methods.h"
 #include "workers/method_registry.h"
+#include "workers/role_host.h"
 #include "workers/worker_service.h"
 
 namespace rollout::workers {
@@ -94,7 +95,7 @@ ControllerLinkOptions LinkOptions(const WorkerFlags& f, const std::string& token
 
 // Serves `registry` until the controller asks to stop; returns the exit code.
 int Serve(const WorkerFlags& f, const std::string& token, c10::Device device,
-          MethodRegistry* registry) {
+          MethodRegistry* registry, RoleHost* roles) {
   absl::Notification shutdown_requested;
   WorkerService service(token, registry, &shutdown_requested);
   int port = 0;
@@ -118,6 +119,7 @@ int Serve(const WorkerFlags& f, const std::string& token, c10::Device device,
   absl::StatusOr<config::LoadedRecipe> recipe =
       config::ParseRecipeYaml(registered->recipe_yaml(), "the recipe from the controller");
   if (!recipe.ok()) return Fail(kExitRegisterFailed, std::string(recipe.status().message()));
+  roles->SetRecipe(recipe->recipe);
   ROLLOUT_LOG(INFO) << "serving on " << address << " (device " << device.str() << ", pid "
                     << getpid() << ")";
 
@@ -157,7 +159,11 @@ int RunWorker(const std::vector<std::string>& args) {
   if (absl::Status s = RegisterDiagnosticMethods(identity, *device, &registry); !s.ok()) {
     return Fail(kExitBadSetup, std::string(s.message()));
   }
-  return Serve(f, token, *device, &registry);
+  RoleHost roles(identity.roles, *device, identity.rank, identity.world, &registry);
+  if (absl::Status s = roles.RegisterInitMethod(); !s.ok()) {
+    return Fail(kExitBadSetup, std::string(s.message()));
+  }
+  return Serve(f, token, *device, &registry, &roles);
 }
 
 }  // namespace rollout::workers

@@ -88,7 +88,10 @@ TEST(DpoLearner, BadInputsAreErrors) {
               ::testing::HasSubstr("reference_rejected_logps must be [4]"));
   DpoOptions options = Options();
   options.loss.beta = -1;
-  EXPECT_FALSE(DpoLearner::Create(model.get(), {}, options).ok());
+  EXPECT_THAT(DpoLearner::Create(model.get(), AllParameters(*model), options).status().message(),
+              ::testing::HasSubstr("beta"));
+  EXPECT_THAT(DpoLearner::Create(model.get(), {}, Options()).status().message(),
+              ::testing::HasSubstr("dpo: nothing to train"));
 }
 
 }  // namespace

@@ -32,7 +32,7 @@ PolicyActorOptions Options(int64_t mini, int64_t micro) {
 
 TEST(PolicyActor, LogProbsEqualADirectComputation) {
   auto model = TinyModel();
-  auto actor = PolicyActor::Create(model.get(), {}, Options(4, 4)).value();
+  auto actor = PolicyActor::Create(model.get(), AllParameters(*model), Options(4, 4)).value();
   const PolicyBatch batch = MakeBatch(4, /*pad=*/false);
   const at::Tensor log_probs = actor->ComputeLogProbs(batch, 4, false).value().log_probs;
   const at::Tensor positions = at::arange(kPrompt + kResponse).expand({4, kPrompt + kResponse});
@@ -47,7 +47,7 @@ TEST(PolicyActor, LogProbsEqualADirectComputation) {
 
 TEST(PolicyActor, LeftPaddingAndMicroBatchingDoNotChangeLogProbs) {
   auto model = TinyModel();
-  auto actor = PolicyActor::Create(model.get(), {}, Options(6, 6)).value();
+  auto actor = PolicyActor::Create(model.get(), AllParameters(*model), Options(6, 6)).value();
   const PolicyBatch batch = MakeBatch(6);
   const models::TokenScores whole = actor->ComputeLogProbs(batch, 6, true).value();
   const models::TokenScores one_by_one = actor->ComputeLogProbs(batch, 1, true).value();

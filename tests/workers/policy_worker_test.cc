@@ -1,0 +1,136 @@
+// The actor/rollout/ref roles of a worker on the tiny Qwen2 fixture (CPU, float32):
+// the rollout's log-probs agree with the actor's, an update changes the actor but not
+// the reference, and with LoRA only the adapters train.
+#include "workers/policy_worker.h"
+
+#include <ATen/ATen.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "common/batch_metrics.h"
+#include "models/lora.h"
+
+namespace rollout::workers {
+namespace {
+
+using ::testing::HasSubstr;
+
+constexpr char kFixture[] = "tests/data/tiny-qwen2";
+constexpr int64_t kPromptLength = 24;
+constexpr int64_t kResponseLength = 6;
+
+PolicyWorkerSetup TinySetup(int lora_rank = 0) {
+  PolicyWorkerSetup setup;
+  config::Recipe& recipe = setup.recipe;
+  recipe.mutable_actor()->mutable_model()->set_path(kFixture);
+  recipe.mutable_actor()->mutable_model()->set_dtype("float32");
+  recipe.mutable_actor()->mutable_model()->set_lora_rank(lora_rank);
+  recipe.mutable_actor()->set_ppo_mini_batch_size(2);
+  recipe.mutable_actor()->set_ppo_micro_batch_size_per_gpu(2);
+  recipe.mutable_actor()->set_use_kl_loss(true);
+  recipe.mutable_actor()->mutable_optim()->set_lr(1e-2);
+  recipe.mutable_data()->set_max_prompt_length(kPromptLength);
+  recipe.mutable_data()->set_max_response_length(kResponseLength);
+  recipe.mutable_rollout()->set_n(2);
+  recipe.mutable_rollout()->set_cpu_kv_cache_gib(0.01);
+  recipe.mutable_rollout()->set_seed(3);
+  setup.roles = {"actor", "rollout", "ref"};
+  setup.total_training_steps = 10;
+  return setup;
+}
+
+Batch Prompts() {
+  Batch prompts;
+  EXPECT_TRUE(prompts.AddStrings("prompt", {"12+35=", "[{\"role\": \"user\", \"content\": \"hi\"}]"}).ok());
+  EXPECT_TRUE(prompts.AddStrings("prompt_format", {"text", "chat"}).ok());
+  prompts.SetMeta("seed", "5");
+  return prompts;
+}
+
+// The generated batch with the columns update_actor needs.
+Batch UpdateBatch(PolicyWorker& worker, const Batch& rollout) {
+  Batch batch = rollout;
+  Batch old = worker.ComputeLogProb(rollout).value();
+  Batch ref = worker.ComputeRefLogProb(rollout).value();
+  EXPECT_TRUE(batch.AddTensor("old_log_probs", old.Tensor("old_log_probs").value()).ok());
+  EXPECT_TRUE(batch.AddTensor("ref_log_prob", ref.Tensor("ref_log_prob").value()).ok());
+  const int64_t rows = batch.size();
+  EXPECT_TRUE(batch.AddTensor("advantages", at::linspace(-1, 1, rows).unsqueeze(1).expand({rows, kResponseLength}).contiguous()).ok());
+  return batch;
+}
+
+TEST(PolicyWorker, RolloutLogProbsMatchTheActors) {
+  auto worker = PolicyWorker::Create(TinySetup()).value();
+  const Batch rollout = worker->GenerateSequences(Prompts()).value();
+  ASSERT_EQ(rollout.size(), 4);  // 2 prompts x n = 2
+  EXPECT_EQ(rollout.Tensor("input_ids").value().size(1), kPromptLength + kResponseLength);
+  EXPECT_EQ(rollout.Strings("response_text").value().size(), 4u);
+  const at::Tensor mask = rollout.Tensor("response_mask").value().to(at::kFloat);
+  ASSERT_GT(mask.sum().item<double>(), 0);
+  const at::Tensor actor = worker->ComputeLogProb(rollout).value().Tensor("old_log_probs").value();
+  const at::Tensor engine = rollout.Tensor("rollout_log_probs").value();
+  EXPECT_LT(((actor - engine).abs() * mask).max().item<double>(), 1e-3);
+}
+
+TEST(PolicyWorker, UpdateChangesTheActorButNotTheReference) {
+  auto worker = PolicyWorker::Create(TinySetup()).value();
+  const Batch rollout = worker->GenerateSequences(Prompts()).value();
+  const Batch batch = UpdateBatch(*worker, rollout);
+  const Batch update = worker->UpdateActor(batch).value();
+  const auto metrics = GetBatchMetrics(update).value();
+  EXPECT_TRUE(metrics.count("actor/pg_loss"));
+  EXPECT_NEAR(metrics.at("actor/kl_loss"), 0, 1e-6);  // first step: actor == reference
+  const at::Tensor mask = rollout.Tensor("response_mask").value().to(at::kFloat);
+  const at::Tensor before = batch.Tensor("old_log_probs").value();
+  const at::Tensor after = worker->ComputeLogProb(rollout).value().Tensor("old_log_probs").value();
+  EXPECT_GT(((after - before).abs() * mask).max().item<double>(), 1e-4);
+  const at::Tensor ref = worker->ComputeRefLogProb(rollout).value().Tensor("ref_log_prob").value();
+  EXPECT_TRUE(at::allclose(ref, batch.Tensor("ref_log_prob").value()));
+}
+
+TEST(PolicyWorker, LoraTrainsOnlyTheAdaptersAndItsReferenceIsTheBaseModel) {
+  auto worker = PolicyWorker::Create(TinySetup(/*lora_rank=*/4)).value();
+  std::vector<at::Tensor> base;
+  for (const auto& [name, tensor] : worker->model().NamedParameters()) base.push_back(tensor->clone());
+  const Batch rollout = worker->GenerateSequences(Prompts()).value();
+  const Batch batch = UpdateBatch(*worker, rollout);
+  ASSERT_TRUE(worker->UpdateActor(batch).ok());
+  const auto after = worker->model().NamedParameters();
+  for (size_t i = 0; i < base.size(); ++i) {
+    EXPECT_TRUE(at::equal(base[i], *after[i].second)) << after[i].first;
+  }
+  // The adapters moved the policy; the reference (adapters off) did not move.
+  const at::Tensor ref = worker->ComputeRefLogProb(rollout).value().Tensor("ref_log_prob").value();
+  EXPECT_TRUE(at::allclose(ref, batch.Tensor("ref_log_prob").value()));
+  const at::Tensor now = worker->ComputeLogProb(rollout).value().Tensor("old_log_probs").value();
+  const at::Tensor mask = rollout.Tensor("response_mask").value().to(at::kFloat);
+  EXPECT_GT(((now - ref).abs() * mask).max().item<double>(), 1e-5);
+}
+
+TEST(PolicyWorker, MethodsFollowTheHostedRoles) {
+  PolicyWorkerSetup setup = TinySetup();
+  setup.roles = {"actor"};
+  auto worker = PolicyWorker::Create(setup).value();
+  MethodRegistry registry;
+  ASSERT_TRUE(worker->RegisterMethods(&registry).ok());
+  EXPECT_THAT(registry.Names(), ::testing::ElementsAre("actor.compute_log_prob", "actor.update_actor"));
+}
+
+TEST(PolicyWorker, BadInputsAreClearErrors) {
+  PolicyWorkerSetup setup = TinySetup();
+  setup.recipe.mutable_actor()->mutable_model()->set_path("/nonexistent/model");
+  EXPECT_FALSE(PolicyWorker::Create(setup).ok());
+  setup = TinySetup();
+  setup.world = 3;
+  EXPECT_THAT(PolicyWorker::Create(setup).status().message(),
+              HasSubstr("4 rows do not split over 3 actor workers"));
+  auto worker = PolicyWorker::Create(TinySetup()).value();
+  Batch prompts = Prompts();
+  Batch bad;
+  ASSERT_TRUE(bad.AddStrings("prompt", {std::string(200, 'x')}).ok());
+  ASSERT_TRUE(bad.AddStrings("prompt_format", {"text"}).ok());
+  EXPECT_THAT(worker->GenerateSequences(bad).status().message(), HasSubstr("more than data.max_prompt_length (24)"));
+}
+
+}  // namespace
+}  // namespace rollout::workers

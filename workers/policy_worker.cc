@@ -1,0 +1,262 @@
+#include "workers/policy_worker.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "common/batch_metrics.h"
+#include "common/status_macros.h"
+#include "models/lora.h"
+#include "workers/policy_batch.h"
+#include "workers/response_scores.h"
+#include "workers/rollout_batch.h"
+
+namespace rollout::workers {
+namespace {
+
+c10::ScalarType DtypeOf(const std::string& name) {
+  return name == "bfloat16" ? at::kBFloat16 : at::kFloat;
+}
+
+LrScheduleOptions ScheduleFrom(const config::OptimConfig& optim, int64_t total_training_steps) {
+  LrScheduleOptions schedule;
+  schedule.lr = optim.lr();
+  schedule.warmup_style = optim.warmup_style();
+  schedule.lr_warmup_steps = optim.lr_warmup_steps();
+  schedule.lr_warmup_steps_ratio = optim.lr_warmup_steps_ratio();
+  schedule.total_training_steps =
+      optim.total_training_steps() > 0 ? optim.total_training_steps() : total_training_steps;
+  schedule.min_lr_ratio = optim.min_lr_ratio();
+  schedule.num_cycles = optim.num_cycles();
+  return schedule;
+}
+
+AdamWOptions AdamWFrom(const config::OptimConfig& optim) {
+  AdamWOptions adamw;
+  adamw.lr = optim.lr();
+  adamw.beta1 = optim.beta1();
+  adamw.beta2 = optim.beta2();
+  adamw.eps = optim.eps();
+  adamw.weight_decay = optim.weight_decay();
+  return adamw;
+}
+
+// Rows per rank of verl's mini-batch: ppo_mini_batch_size prompts x rollout.n, split
+// over the data-parallel world.
+absl::StatusOr<int64_t> MiniBatchRowsPerRank(const config::Recipe& recipe, int world) {
+  const int64_t rows = int64_t{recipe.actor().ppo_mini_batch_size()} * recipe.rollout().n();
+  if (rows % world != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "actor.ppo_mini_batch_size x rollout.n = ", rows, " rows do not split over ", world,
+        " actor workers"));
+  }
+  return rows / world;
+}
+
+}  // namespace
+
+PolicyWorker::~PolicyWorker() = default;
+
+absl::StatusOr<std::unique_ptr<PolicyWorker>> PolicyWorker::Create(const PolicyWorkerSetup& setup) {
+  std::unique_ptr<PolicyWorker> worker(new PolicyWorker(setup));
+  RETURN_IF_ERROR(worker->LoadModels());
+  if (worker->Hosts("actor")) RETURN_IF_ERROR(worker->CreateActor());
+  if (worker->Hosts("rollout")) RETURN_IF_ERROR(worker->CreateEngine());
+  return worker;
+}
+
+bool PolicyWorker::Hosts(const std::string& role) const {
+  return std::find(setup_.roles.begin(), setup_.roles.end(), role) != setup_.roles.end();
+}
+
+absl::Status PolicyWorker::LoadModels() {
+  const config::ModelConfig& model = setup_.recipe.actor().model();
+  if (model.path().empty()) return absl::InvalidArgumentError("actor.model.path is not set");
+  models::LoadOptions load;
+  load.device = setup_.device;
+  load.dtype = DtypeOf(model.dtype());
+  ASSIGN_OR_RETURN(model_, models::CausalLM::Load(model.path(), load));
+  const std::string tokenizer_dir = model.tokenizer_path().empty() ? model.path() : model.tokenizer_path();
+  ASSIGN_OR_RETURN(tokenizer_, models::Tokenizer::Load(tokenizer_dir));
+  if (model.lora_rank() > 0) {
+    models::LoraConfig lora;
+    lora.options.rank = model.lora_rank();
+    lora.options.alpha = model.lora_alpha();
+    lora.options.dropout = model.lora_dropout();
+    // A recipe from the loader always lists them; an empty list (a recipe built in code)
+    // means the loader's default.
+    if (model.target_modules_size() > 0) {
+      lora.target_modules.assign(model.target_modules().begin(), model.target_modules().end());
+    }
+    RETURN_IF_ERROR(models::AddLoraAdapters(*model_, lora, static_cast<uint64_t>(setup_.recipe.trainer().seed())));
+  }
+  const bool needs_ref = setup_.recipe.actor().use_kl_loss() || setup_.recipe.algorithm().use_kl_in_reward();
+  if (Hosts("ref") && needs_ref && model.lora_rank() == 0) {
+    ASSIGN_OR_RETURN(ref_model_, models::CausalLM::Load(model.path(), load));
+  }
+  prompt_encoding_.max_prompt_length = setup_.recipe.data().max_prompt_length();
+  prompt_encoding_.truncation = setup_.recipe.data().truncation();
+  return absl::OkStatus();
+}
+
+absl::Status PolicyWorker::CreateActor() {
+  const config::ActorConfig& actor = setup_.recipe.actor();
+  PolicyActorOptions options;
+  ASSIGN_OR_RETURN(options.plan.mini_batch_rows, MiniBatchRowsPerRank(setup_.recipe, setup_.world));
+  options.plan.micro_batch_rows = actor.ppo_micro_batch_size_per_gpu();
+  options.plan.epochs = actor.ppo_epochs();
+  options.plan.grad_clip = actor.grad_clip();
+  options.temperature = setup_.recipe.rollout().temperature() > 0 ? setup_.recipe.rollout().temperature() : 1.0;
+  options.policy_loss.loss_mode = actor.policy_loss().loss_mode();
+  options.policy_loss.clip_ratio = actor.clip_ratio();
+  options.policy_loss.clip_ratio_low = actor.clip_ratio_low();
+  options.policy_loss.clip_ratio_high = actor.clip_ratio_high();
+  options.policy_loss.clip_ratio_c = actor.clip_ratio_c();
+  options.policy_loss.loss_agg_mode = actor.loss_agg_mode();
+  options.entropy_coeff = actor.entropy_coeff();
+  options.use_kl_loss = actor.use_kl_loss();
+  options.kl_loss_coef = actor.kl_loss_coef();
+  options.kl_loss_type = actor.kl_loss_type();
+  options.adamw = AdamWFrom(actor.optim());
+  options.lr_schedule = ScheduleFrom(actor.optim(), setup_.total_training_steps);
+  std::vector<at::Tensor*> trainable;
+  if (actor.model().lora_rank() > 0) {
+    for (auto& [name, tensor] : models::NamedLoraParameters(*model_)) trainable.push_back(tensor);
+  } else {
+    for (auto& [name, tensor] : model_->NamedParameters()) trainable.push_back(tensor);
+  }
+  ASSIGN_OR_RETURN(actor_, PolicyActor::Create(model_.get(), std::move(trainable), options));
+  return absl::OkStatus();
+}
+
+absl::Status PolicyWorker::CreateEngine() {
+  const config::RolloutConfig& rollout = setup_.recipe.rollout();
+  engine::EngineOptions options;
+  options.block_size = rollout.block_size();
+  options.gpu_memory_utilization = rollout.gpu_memory_utilization();
+  options.cpu_kv_cache_bytes = static_cast<int64_t>(rollout.cpu_kv_cache_gib() * double(int64_t{1} << 30));
+  options.max_num_seqs = rollout.max_num_seqs();
+  options.max_num_batched_tokens = rollout.max_num_batched_tokens();
+  options.enable_chunked_prefill = rollout.enable_chunked_prefill();
+  options.enable_prefix_caching = rollout.enable_prefix_caching();
+  options.enforce_eager = rollout.enforce_eager();
+  ASSIGN_OR_RETURN(engine_, engine::Engine::Create(*model_, tokenizer_.get(), options));
+  return absl::OkStatus();
+}
+
+engine::SamplingParams PolicyWorker::SamplingFor(bool validate, uint64_t seed) const {
+  const config::RolloutConfig& rollout = setup_.recipe.rollout();
+  engine::SamplingParams params;
+  params.max_tokens = setup_.recipe.data().max_response_length();
+  params.ignore_eos = rollout.ignore_eos();
+  params.seed = seed;
+  if (validate) {
+    const config::SamplingParams& val = rollout.val_kwargs();
+    params.n = val.n();
+    params.temperature = val.do_sample() ? val.temperature() : 0.0;
+    params.top_k = val.top_k();
+    params.top_p = val.top_p();
+  } else {
+    params.n = rollout.n();
+    params.temperature = rollout.do_sample() ? rollout.temperature() : 0.0;
+    params.top_k = rollout.top_k();
+    params.top_p = rollout.top_p();
+    params.min_p = rollout.min_p();
+  }
+  return params;
+}
+
+absl::StatusOr<Batch> PolicyWorker::GenerateSequences(const Batch& input) {
+  ASSIGN_OR_RETURN(const std::vector<std::string> prompts, input.Strings("prompt"));
+  ASSIGN_OR_RETURN(const std::vector<std::string> formats, input.Strings("prompt_format"));
+  uint64_t seed = 0;
+  if (!input.Meta("seed").empty() && !absl::SimpleAtoi(input.Meta("seed"), &seed)) {
+    return absl::InvalidArgumentError(absl::StrCat("meta seed '", input.Meta("seed"), "' is not an integer"));
+  }
+  const bool validate = input.Meta("validate") == "1";
+  std::vector<engine::GenerationRequest> requests(prompts.size());
+  std::vector<std::vector<int32_t>> prompt_ids(prompts.size());
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    if (formats[i] != "text" && formats[i] != "chat") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("prompt ", i, ": prompt_format '", formats[i], "'; expected text or chat"));
+    }
+    ASSIGN_OR_RETURN(prompt_ids[i], EncodePrompt(*tokenizer_, prompts[i], formats[i] == "chat",
+                                                 prompt_encoding_, absl::StrCat("prompt ", i)));
+    requests[i].prompt = prompt_ids[i];
+    requests[i].params = SamplingFor(validate, seed + i);
+  }
+  ASSIGN_OR_RETURN(const std::vector<engine::RequestOutput> outputs, engine_->Generate(requests));
+  RolloutLayout layout;
+  layout.max_prompt_length = setup_.recipe.data().max_prompt_length();
+  layout.max_response_length = setup_.recipe.data().max_response_length();
+  layout.pad_token_id = tokenizer_->pad_token_id().value_or(0);
+  return BuildRolloutBatch(prompt_ids, outputs, layout);
+}
+
+absl::StatusOr<Batch> PolicyWorker::ComputeLogProb(const Batch& input) const {
+  ASSIGN_OR_RETURN(const PolicyBatch batch, PolicyBatchFromColumns(input));
+  ASSIGN_OR_RETURN(const models::TokenScores scores,
+                   actor_->ComputeLogProbs(MoveTo(batch, setup_.device),
+                                           setup_.recipe.rollout().log_prob_micro_batch_size_per_gpu(),
+                                           /*with_entropy=*/true));
+  Batch output;
+  RETURN_IF_ERROR(output.AddTensor("old_log_probs", scores.log_probs.cpu()));
+  RETURN_IF_ERROR(output.AddTensor("entropys", scores.entropy.cpu()));
+  return output;
+}
+
+absl::StatusOr<Batch> PolicyWorker::ComputeRefLogProb(const Batch& input) const {
+  ASSIGN_OR_RETURN(const PolicyBatch batch, PolicyBatchFromColumns(input));
+  const double temperature =
+      setup_.recipe.rollout().temperature() > 0 ? setup_.recipe.rollout().temperature() : 1.0;
+  const int64_t micro = setup_.recipe.ref().log_prob_micro_batch_size_per_gpu();
+  if (ref_model_ == nullptr && setup_.recipe.actor().model().lora_rank() == 0) {
+    return absl::FailedPreconditionError(
+        "ref.compute_ref_log_prob: no reference policy was loaded; it is loaded when "
+        "actor.use_kl_loss or algorithm.use_kl_in_reward is set");
+  }
+  absl::StatusOr<models::TokenScores> scores;
+  if (ref_model_ != nullptr) {
+    scores = ScoreResponsesNoGrad(*ref_model_, MoveTo(batch, setup_.device), micro, false, temperature);
+  } else {
+    // LoRA: the reference is the base model, i.e. this model without its adapters.
+    models::ScopedAdaptersDisabled base(*model_);
+    scores = ScoreResponsesNoGrad(*model_, MoveTo(batch, setup_.device), micro, false, temperature);
+  }
+  if (!scores.ok()) return scores.status();
+  Batch output;
+  RETURN_IF_ERROR(output.AddTensor("ref_log_prob", scores->log_probs.cpu()));
+  return output;
+}
+
+absl::StatusOr<Batch> PolicyWorker::UpdateActor(const Batch& input) {
+  ASSIGN_OR_RETURN(const PolicyBatch batch,
+                   PolicyBatchFromColumns(input, /*for_update=*/true, setup_.recipe.actor().use_kl_loss()));
+  ASSIGN_OR_RETURN(const auto metrics, actor_->Update(MoveTo(batch, setup_.device)));
+  Batch output;
+  SetBatchMetrics(metrics, &output);
+  return output;
+}
+
+absl::Status PolicyWorker::RegisterMethods(MethodRegistry* registry) {
+  if (Hosts("rollout")) {
+    RETURN_IF_ERROR(registry->Register("rollout.generate_sequences",
+                                       [this](const Batch& in) { return GenerateSequences(in); }));
+  }
+  if (Hosts("actor")) {
+    RETURN_IF_ERROR(registry->Register("actor.compute_log_prob",
+                                       [this](const Batch& in) { return ComputeLogProb(in); }));
+    RETURN_IF_ERROR(registry->Register("actor.update_actor",
+                                       [this](const Batch& in) { return UpdateActor(in); }));
+  }
+  if (Hosts("ref")) {
+    RETURN_IF_ERROR(registry->Register("ref.compute_ref_log_prob",
+                                       [this](const Batch& in) { return ComputeRefLogProb(in); }));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace rollout::workers

@@ -1,0 +1,84 @@
+// The actor, rollout and ref roles of one worker process (verl's ActorRolloutRefWorker):
+// the policy model (loaded from actor.model.path, with LoRA adapters when
+// actor.model.lora_rank > 0), its actor (updates), its rollout engine (generation, on
+// the same weights: colocated roles share them with no copy) and its reference policy
+// (with LoRA: the same model with adapters disabled; otherwise a frozen copy, loaded
+// only when a KL term needs it).
+//
+// Methods, by the names the controller calls (inputs and outputs are Batch columns in
+// verl's layout, see rollout_batch.h):
+//   rollout.generate_sequences  strings prompt, prompt_format ("text" | "chat");
+//                               meta seed, validate ("1": rollout.val_kwargs)
+//                               -> rollout_batch.h's columns
+//   actor.compute_log_prob      -> old_log_probs [N, R], entropys [N, R]
+//   ref.compute_ref_log_prob    -> ref_log_prob [N, R]
+//   actor.update_actor          + old_log_probs, advantages (+ ref_log_prob with
+//                               actor.use_kl_loss) -> metrics (common/batch_metrics.h)
+// A role this process does not host has no methods.
+#pragma once
+
+#include <c10/core/Device.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "common/batch.h"
+#include "engine/engine.h"
+#include "models/causal_lm.h"
+#include "models/tokenizer.h"
+#include "proto/recipe.pb.h"
+#include "workers/method_registry.h"
+#include "workers/policy_actor.h"
+#include "workers/prompt_encoding.h"
+
+namespace rollout::workers {
+
+struct PolicyWorkerSetup {
+  config::Recipe recipe;
+  std::vector<std::string> roles;  // of actor, rollout, ref
+  c10::Device device = c10::Device(c10::kCPU);
+  int rank = 0;
+  int world = 1;
+  // The LR schedule's horizon when actor.optim.total_training_steps is -1 (the
+  // controller knows it from the data).
+  int64_t total_training_steps = 0;
+};
+
+class PolicyWorker {
+ public:
+  // Loads what the hosted roles need. NotFound / DataLoss for model or tokenizer files,
+  // InvalidArgument for recipe values that do not fit (e.g. a mini-batch that does not
+  // split over the world).
+  static absl::StatusOr<std::unique_ptr<PolicyWorker>> Create(const PolicyWorkerSetup& setup);
+  ~PolicyWorker();
+
+  // Registers the hosted roles' methods; `this` must outlive the registry's use.
+  absl::Status RegisterMethods(MethodRegistry* registry);
+
+  absl::StatusOr<Batch> GenerateSequences(const Batch& input);
+  absl::StatusOr<Batch> ComputeLogProb(const Batch& input) const;
+  absl::StatusOr<Batch> ComputeRefLogProb(const Batch& input) const;
+  absl::StatusOr<Batch> UpdateActor(const Batch& input);
+
+  models::CausalLM& model() { return *model_; }
+
+ private:
+  explicit PolicyWorker(const PolicyWorkerSetup& setup) : setup_(setup) {}
+  bool Hosts(const std::string& role) const;
+  absl::Status LoadModels();
+  absl::Status CreateActor();
+  absl::Status CreateEngine();
+  engine::SamplingParams SamplingFor(bool validate, uint64_t seed) const;
+
+  const PolicyWorkerSetup setup_;
+  std::unique_ptr<models::CausalLM> model_;
+  std::unique_ptr<models::CausalLM> ref_model_;  // without LoRA, when a KL term needs it
+  std::unique_ptr<models::Tokenizer> tokenizer_;
+  std::unique_ptr<PolicyActor> actor_;
+  std::unique_ptr<engine::Engine> engine_;
+  PromptEncoding prompt_encoding_;
+};
+
+}  // namespace rollout::workers

@@ -1,0 +1,56 @@
+#include "workers/prompt_encoding.h"
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+#include "models/json_prompt.h"
+
+namespace rollout::workers {
+
+absl::StatusOr<std::vector<int32_t>> TruncatePrompt(std::vector<int32_t> ids, int64_t max_length,
+                                                    const std::string& truncation,
+                                                    const std::string& where) {
+  const int64_t length = static_cast<int64_t>(ids.size());
+  if (length <= max_length) return ids;
+  if (truncation == "left") return std::vector<int32_t>(ids.end() - max_length, ids.end());
+  if (truncation == "right") return std::vector<int32_t>(ids.begin(), ids.begin() + max_length);
+  if (truncation == "middle") {
+    const int64_t head = max_length / 2;
+    std::vector<int32_t> kept(ids.begin(), ids.begin() + head);
+    kept.insert(kept.end(), ids.end() - (max_length - head), ids.end());
+    return kept;
+  }
+  if (truncation == "error") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": the prompt has ", length, " tokens, more than data.max_prompt_length (", max_length,
+        "); raise it, or set data.truncation to left, right or middle"));
+  }
+  return absl::InvalidArgumentError(
+      absl::StrCat("unknown data.truncation '", truncation, "'; expected error, left, right or middle"));
+}
+
+absl::StatusOr<std::vector<int32_t>> EncodePrompt(const models::Tokenizer& tokenizer,
+                                                  const std::string& prompt, bool is_chat,
+                                                  const PromptEncoding& encoding,
+                                                  const std::string& where) {
+  std::vector<int32_t> ids;
+  if (is_chat) {
+    const nlohmann::json messages = nlohmann::json::parse(prompt, nullptr, /*allow_exceptions=*/false);
+    absl::StatusOr<std::vector<models::ChatMessage>> parsed = models::ParseChatMessages(messages);
+    if (!parsed.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": ", parsed.status().message()));
+    }
+    absl::StatusOr<std::vector<int32_t>> encoded = tokenizer.EncodeChat(*parsed);
+    if (!encoded.ok()) {
+      return absl::Status(encoded.status().code(), absl::StrCat(where, ": ", encoded.status().message()));
+    }
+    ids = *std::move(encoded);
+  } else {
+    ids = tokenizer.Encode(prompt);
+  }
+  if (ids.empty()) return absl::InvalidArgumentError(absl::StrCat(where, ": the prompt has no tokens"));
+  return TruncatePrompt(std::move(ids), encoding.max_prompt_length, encoding.truncation, where);
+}
+
+}  // namespace rollout::workers

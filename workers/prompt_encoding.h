@@ -1,0 +1,36 @@
+// Prompts as the controller sends them (raw text, or chat messages as JSON) to token ids
+// for the rollout, with verl's `data.truncation` for prompts longer than
+// `data.max_prompt_length`: error (the default), left (keep the end), right (keep the
+// start) or middle (keep both ends).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "models/tokenizer.h"
+
+namespace rollout::workers {
+
+struct PromptEncoding {
+  int64_t max_prompt_length = 512;
+  std::string truncation = "error";  // error | left | right | middle
+};
+
+// `prompt` is raw text when `is_chat` is false (encoded as is, no template), else a JSON
+// array of {"role", "content"} rendered with the model's chat template and the
+// assistant header. InvalidArgument naming `where` for bad messages or, with
+// truncation "error", a prompt that is too long.
+absl::StatusOr<std::vector<int32_t>> EncodePrompt(const models::Tokenizer& tokenizer,
+                                                  const std::string& prompt, bool is_chat,
+                                                  const PromptEncoding& encoding,
+                                                  const std::string& where);
+
+// Shortens `ids` to `max_length` as `truncation` says (InvalidArgument for "error" or an
+// unknown mode when it is too long).
+absl::StatusOr<std::vector<int32_t>> TruncatePrompt(std::vector<int32_t> ids, int64_t max_length,
+                                                    const std::string& truncation,
+                                                    const std::string& where);
+
+}  // namespace rollout::workers

@@ -1,0 +1,63 @@
+#include "workers/role_host.h"
+
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/status_macros.h"
+
+namespace rollout::workers {
+namespace {
+
+constexpr absl::Duration kRecipeWait = absl::Seconds(30);
+
+}  // namespace
+
+RoleHost::RoleHost(std::vector<std::string> roles, c10::Device device, int rank, int world,
+                   MethodRegistry* registry)
+    : roles_(std::move(roles)), device_(device), rank_(rank), world_(world), registry_(registry) {}
+
+RoleHost::~RoleHost() = default;
+
+absl::Status RoleHost::RegisterInitMethod() {
+  return registry_->Register("worker.init_roles", [this](const Batch& in) { return InitRoles(in); });
+}
+
+void RoleHost::SetRecipe(config::Recipe recipe) {
+  recipe_ = std::move(recipe);
+  recipe_set_.Notify();
+}
+
+absl::StatusOr<Batch> RoleHost::InitRoles(const Batch& input) {
+  if (!recipe_set_.WaitForNotificationWithTimeout(kRecipeWait)) {
+    return absl::FailedPreconditionError("worker.init_roles: the recipe has not arrived");
+  }
+  if (policy_ != nullptr) return absl::FailedPreconditionError("worker.init_roles: called twice");
+  PolicyWorkerSetup setup;
+  setup.recipe = recipe_;
+  setup.device = device_;
+  setup.rank = rank_;
+  setup.world = world_;
+  const std::string steps = input.Meta("total_training_steps");
+  if (!steps.empty() && !absl::SimpleAtoi(steps, &setup.total_training_steps)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("worker.init_roles: total_training_steps '", steps, "' is not an integer"));
+  }
+  for (const std::string& role : roles_) {
+    if (role == "actor" || role == "rollout" || role == "ref") setup.roles.push_back(role);
+  }
+  if (!setup.roles.empty()) {
+    absl::StatusOr<std::unique_ptr<PolicyWorker>> policy = PolicyWorker::Create(setup);
+    if (!policy.ok()) {
+      return absl::Status(policy.status().code(),
+                          absl::StrCat("initialising ", absl::StrJoin(setup.roles, "+"), ": ",
+                                       policy.status().message()));
+    }
+    policy_ = *std::move(policy);
+    RETURN_IF_ERROR(policy_->RegisterMethods(registry_));
+  }
+  return Batch();
+}
+
+}  // namespace rollout::workers

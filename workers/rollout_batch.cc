@@ -1,0 +1,80 @@
+#include "workers/rollout_batch.h"
+
+#include <ATen/ATen.h>
+
+#include <string>
+
+#include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
+
+namespace rollout::workers {
+
+absl::StatusOr<Batch> BuildRolloutBatch(const std::vector<std::vector<int32_t>>& prompts,
+                                        const std::vector<engine::RequestOutput>& outputs,
+                                        const RolloutLayout& layout) {
+  if (prompts.size() != outputs.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(prompts.size(), " prompts but ", outputs.size(), " outputs"));
+  }
+  const int64_t n = outputs.empty() ? 0 : static_cast<int64_t>(outputs[0].samples.size());
+  const int64_t rows = static_cast<int64_t>(prompts.size()) * n;
+  const int64_t p = layout.max_prompt_length;
+  const int64_t r = layout.max_response_length;
+  at::Tensor prompt_ids = at::full({rows, p}, layout.pad_token_id, at::kLong);
+  at::Tensor response_ids = at::full({rows, r}, layout.pad_token_id, at::kLong);
+  at::Tensor prompt_mask = at::zeros({rows, p}, at::kLong);
+  at::Tensor response_mask = at::zeros({rows, r}, at::kLong);
+  at::Tensor log_probs = at::zeros({rows, r}, at::kFloat);
+  auto prompt_ids_a = prompt_ids.accessor<int64_t, 2>();
+  auto prompt_mask_a = prompt_mask.accessor<int64_t, 2>();
+  auto response_ids_a = response_ids.accessor<int64_t, 2>();
+  auto response_mask_a = response_mask.accessor<int64_t, 2>();
+  auto log_probs_a = log_probs.accessor<float, 2>();
+  std::vector<std::string> texts, finish_reasons;
+  for (size_t i = 0; i < prompts.size(); ++i) {
+    const std::vector<int32_t>& prompt = prompts[i];
+    if (static_cast<int64_t>(prompt.size()) > p) {
+      return absl::InvalidArgumentError(absl::StrCat("prompt ", i, " has ", prompt.size(),
+                                                     " tokens; data.max_prompt_length is ", p));
+    }
+    if (static_cast<int64_t>(outputs[i].samples.size()) != n) {
+      return absl::InvalidArgumentError(absl::StrCat("prompt ", i, " has ", outputs[i].samples.size(),
+                                                     " samples; prompt 0 has ", n));
+    }
+    for (int64_t s = 0; s < n; ++s) {
+      const int64_t row = static_cast<int64_t>(i) * n + s;
+      const int64_t offset = p - static_cast<int64_t>(prompt.size());
+      for (size_t t = 0; t < prompt.size(); ++t) {
+        prompt_ids_a[row][offset + static_cast<int64_t>(t)] = prompt[t];
+        prompt_mask_a[row][offset + static_cast<int64_t>(t)] = 1;
+      }
+      const engine::Completion& sample = outputs[i].samples[static_cast<size_t>(s)];
+      if (static_cast<int64_t>(sample.tokens.size()) > r) {
+        return absl::InvalidArgumentError(absl::StrCat("prompt ", i, " sample ", s, " has ",
+                                                       sample.tokens.size(),
+                                                       " tokens; data.max_response_length is ", r));
+      }
+      for (size_t t = 0; t < sample.tokens.size(); ++t) {
+        response_ids_a[row][static_cast<int64_t>(t)] = sample.tokens[t];
+        response_mask_a[row][static_cast<int64_t>(t)] = 1;
+        log_probs_a[row][static_cast<int64_t>(t)] = sample.log_probs[t];
+      }
+      texts.push_back(sample.text);
+      finish_reasons.push_back(engine::FinishReasonName(sample.finish_reason));
+    }
+  }
+  const at::Tensor attention_mask = at::cat({prompt_mask, response_mask}, 1);
+  Batch batch;
+  RETURN_IF_ERROR(batch.AddTensor("prompts", prompt_ids));
+  RETURN_IF_ERROR(batch.AddTensor("responses", response_ids));
+  RETURN_IF_ERROR(batch.AddTensor("input_ids", at::cat({prompt_ids, response_ids}, 1)));
+  RETURN_IF_ERROR(batch.AddTensor("attention_mask", attention_mask));
+  RETURN_IF_ERROR(batch.AddTensor("position_ids", (attention_mask.cumsum(1) - 1).clamp_min(0)));
+  RETURN_IF_ERROR(batch.AddTensor("response_mask", response_mask));
+  RETURN_IF_ERROR(batch.AddTensor("rollout_log_probs", log_probs));
+  RETURN_IF_ERROR(batch.AddStrings("response_text", std::move(texts)));
+  RETURN_IF_ERROR(batch.AddStrings("finish_reason", std::move(finish_reasons)));
+  return batch;
+}
+
+}  // namespace rollout::workers
