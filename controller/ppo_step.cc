@@ -1,0 +1,121 @@
+#include "controller/ppo_step.h"
+
+#include <ATen/ATen.h>
+
+#include <unordered_map>
+
+#include "absl/strings/str_cat.h"
+#include "algorithms/kl.h"
+#include "common/status_macros.h"
+
+namespace rollout::controller {
+namespace {
+
+// [N] int64 group ids for the uid strings: equal uids, equal ids.
+at::Tensor GroupIds(const std::vector<std::string>& uids) {
+  std::unordered_map<std::string, int64_t> ids;
+  at::Tensor index = at::empty({static_cast<int64_t>(uids.size())}, at::kLong);
+  auto out = index.accessor<int64_t, 1>();
+  for (size_t i = 0; i < uids.size(); ++i) {
+    out[static_cast<int64_t>(i)] = ids.emplace(uids[i], static_cast<int64_t>(ids.size())).first->second;
+  }
+  return index;
+}
+
+// mean / max / min of `values` over the entries where `mask` is set (0 for none).
+void AddStats(const std::string& prefix, const at::Tensor& values, const at::Tensor& mask,
+              std::map<std::string, double>* metrics) {
+  const at::Tensor selected = values.masked_select(mask.to(at::kBool));
+  const bool empty = selected.numel() == 0;
+  (*metrics)[prefix + "/mean"] = empty ? 0 : selected.mean().item<double>();
+  (*metrics)[prefix + "/max"] = empty ? 0 : selected.max().item<double>();
+  (*metrics)[prefix + "/min"] = empty ? 0 : selected.min().item<double>();
+}
+
+void AddLengthStats(const std::string& prefix, const at::Tensor& lengths, int64_t limit,
+                    std::map<std::string, double>* metrics) {
+  const at::Tensor as_float = lengths.to(at::kDouble);
+  AddStats(prefix, as_float, at::ones_like(as_float), metrics);
+  (*metrics)[prefix + "/clip_ratio"] =
+      lengths.numel() == 0 ? 0 : (lengths >= limit).to(at::kDouble).mean().item<double>();
+}
+
+}  // namespace
+
+absl::StatusOr<at::Tensor> TokenLevelScores(const std::vector<double>& scores,
+                                            const at::Tensor& response_mask) {
+  const int64_t rows = response_mask.size(0);
+  if (static_cast<int64_t>(scores.size()) != rows) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(scores.size(), " reward scores for ", rows, " responses"));
+  }
+  at::Tensor token_scores = at::zeros(response_mask.sizes(), at::kFloat);
+  const at::Tensor lengths = response_mask.to(at::kLong).sum(1);
+  auto out = token_scores.accessor<float, 2>();
+  auto length = lengths.accessor<int64_t, 1>();
+  for (int64_t row = 0; row < rows; ++row) {
+    if (length[row] > 0) out[row][length[row] - 1] = static_cast<float>(scores[static_cast<size_t>(row)]);
+  }
+  return token_scores;
+}
+
+absl::StatusOr<std::map<std::string, double>> ComputeAdvantageColumns(const AdvantageStep& step,
+                                                                      Batch* batch) {
+  ASSIGN_OR_RETURN(const at::Tensor scores, batch->Tensor("token_level_scores"));
+  ASSIGN_OR_RETURN(const at::Tensor mask, batch->Tensor("response_mask"));
+  ASSIGN_OR_RETURN(const std::vector<std::string> uids, batch->Strings("uid"));
+  std::map<std::string, double> metrics;
+  at::Tensor rewards = scores;
+  if (step.use_kl_in_reward) {
+    if (step.kl_controller == nullptr) {
+      return absl::InvalidArgumentError("algorithm.use_kl_in_reward needs a KL controller");
+    }
+    ASSIGN_OR_RETURN(const at::Tensor old_log_probs, batch->Tensor("old_log_probs"));
+    ASSIGN_OR_RETURN(const at::Tensor ref_log_prob, batch->Tensor("ref_log_prob"));
+    ASSIGN_OR_RETURN(const algorithms::KlInRewardResult kl,
+                     algorithms::ApplyKlPenalty(scores, old_log_probs, ref_log_prob, mask,
+                                                step.kl_penalty, *step.kl_controller));
+    rewards = kl.token_level_rewards;
+    metrics = kl.Metrics();
+  }
+  algorithms::AdvantageInputs inputs;
+  inputs.token_level_rewards = rewards;
+  inputs.response_mask = mask;
+  inputs.index = GroupIds(uids);
+  if (batch->HasTensor("values")) {
+    ASSIGN_OR_RETURN(inputs.values, batch->Tensor("values"));
+  }
+  ASSIGN_OR_RETURN(const algorithms::Advantages advantages,
+                   algorithms::ComputeAdvantages(step.adv_estimator, inputs, step.options));
+  RETURN_IF_ERROR(batch->AddTensor("token_level_rewards", rewards));
+  RETURN_IF_ERROR(batch->AddTensor("advantages", advantages.advantages));
+  RETURN_IF_ERROR(batch->AddTensor("returns", advantages.returns));
+  return metrics;
+}
+
+absl::StatusOr<std::map<std::string, double>> DataMetrics(const Batch& batch) {
+  ASSIGN_OR_RETURN(const at::Tensor mask, batch.Tensor("response_mask"));
+  ASSIGN_OR_RETURN(const at::Tensor scores, batch.Tensor("token_level_scores"));
+  ASSIGN_OR_RETURN(const at::Tensor rewards, batch.Tensor("token_level_rewards"));
+  ASSIGN_OR_RETURN(const at::Tensor advantages, batch.Tensor("advantages"));
+  ASSIGN_OR_RETURN(const at::Tensor returns, batch.Tensor("returns"));
+  ASSIGN_OR_RETURN(const at::Tensor attention_mask, batch.Tensor("attention_mask"));
+  ASSIGN_OR_RETURN(const at::Tensor prompts, batch.Tensor("prompts"));
+  std::map<std::string, double> metrics;
+  const at::Tensor rows = at::ones({mask.size(0)}, at::kBool);
+  AddStats("critic/score", scores.sum(1), rows, &metrics);
+  AddStats("critic/rewards", rewards.sum(1), rows, &metrics);
+  AddStats("critic/advantages", advantages, mask, &metrics);
+  AddStats("critic/returns", returns, mask, &metrics);
+  if (batch.HasTensor("values")) {
+    ASSIGN_OR_RETURN(const at::Tensor values, batch.Tensor("values"));
+    AddStats("critic/values", values, mask, &metrics);
+  }
+  const int64_t prompt_width = prompts.size(1);
+  AddLengthStats("response_length", mask.to(at::kLong).sum(1), mask.size(1), &metrics);
+  AddLengthStats("prompt_length", attention_mask.narrow(1, 0, prompt_width).to(at::kLong).sum(1),
+                 prompt_width, &metrics);
+  return metrics;
+}
+
+}  // namespace rollout::controller

@@ -1,0 +1,47 @@
+// The controller's arithmetic in one PPO / GRPO step, between the worker calls of
+// verl's RayPPOTrainer.fit: reward scores into token-level scores, the KL penalty in
+// the reward, the advantage estimator, and verl's data metrics. Works on the step's
+// Batch (verl's column names); pure computation, no I/O.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "algorithms/advantages.h"
+#include "algorithms/kl_controller.h"
+#include "common/batch.h"
+
+namespace rollout::controller {
+
+// token_level_scores [N, R] float32: each row's score at its last response token (verl's
+// reward managers), zeros elsewhere. InvalidArgument when the counts differ; a row with
+// no response token keeps its score nowhere (all zeros).
+absl::StatusOr<at::Tensor> TokenLevelScores(const std::vector<double>& scores,
+                                            const at::Tensor& response_mask);
+
+struct AdvantageStep {
+  std::string adv_estimator = "grpo";
+  algorithms::AdvantageOptions options;
+  bool use_kl_in_reward = false;
+  std::string kl_penalty = "kl";
+  algorithms::KlController* kl_controller = nullptr;  // required with use_kl_in_reward
+};
+
+// Adds token_level_rewards (the scores, minus the KL penalty with use_kl_in_reward),
+// advantages and returns to `batch`, which must hold token_level_scores, response_mask,
+// the string column uid (rows of one prompt share it), and as the estimator needs
+// values (gae) or old_log_probs + ref_log_prob (KL in reward). Returns the KL metrics
+// (actor/reward_kl_penalty, actor/reward_kl_penalty_coeff) when it applied the penalty.
+absl::StatusOr<std::map<std::string, double>> ComputeAdvantageColumns(const AdvantageStep& step,
+                                                                      Batch* batch);
+
+// verl's compute_data_metrics: critic/score/{mean,max,min}, critic/rewards/...,
+// critic/advantages/..., critic/returns/... (and critic/values/... with values),
+// response_length/{mean,max,min,clip_ratio}, prompt_length/{mean,max,min,clip_ratio},
+// over the unmasked tokens / rows of `batch` (which must hold the columns that
+// ComputeAdvantageColumns adds, plus attention_mask and prompts).
+absl::StatusOr<std::map<std::string, double>> DataMetrics(const Batch& batch);
+
+}  // namespace rollout::controller

@@ -1,0 +1,84 @@
+// The controller's step arithmetic: scores at the last response token, GRPO advantages
+// per uid group, the KL penalty in the reward, and verl's data metrics.
+#include "controller/ppo_step.h"
+
+#include <ATen/ATen.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "algorithms/kl_controller.h"
+
+namespace rollout::controller {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Four responses of two prompts (uids a, a, b, b), response width 3, lengths 3, 1, 2, 3.
+Batch StepBatch() {
+  Batch batch;
+  const at::Tensor mask = at::tensor({1, 1, 1, 1, 0, 0, 1, 1, 0, 1, 1, 1}, at::kLong).view({4, 3});
+  EXPECT_TRUE(batch.AddTensor("response_mask", mask).ok());
+  EXPECT_TRUE(batch.AddTensor("token_level_scores", TokenLevelScores({1, 0, 0.5, 0.5}, mask).value()).ok());
+  EXPECT_TRUE(batch.AddStrings("uid", {"a", "a", "b", "b"}).ok());
+  EXPECT_TRUE(batch.AddTensor("prompts", at::ones({4, 2}, at::kLong)).ok());
+  EXPECT_TRUE(batch.AddTensor("attention_mask", at::cat({at::tensor({1, 1, 0, 1, 1, 1, 1, 1}, at::kLong).view({4, 2}), mask}, 1)).ok());
+  return batch;
+}
+
+TEST(TokenLevelScores, PutsEachScoreOnTheLastResponseToken) {
+  const at::Tensor mask = at::tensor({1, 1, 0, 0, 0, 0}, at::kLong).view({2, 3});
+  const at::Tensor scores = TokenLevelScores({2.5, 7}, mask).value();
+  EXPECT_TRUE(at::equal(scores, at::tensor({0.0f, 2.5f, 0.0f, 0.0f, 0.0f, 0.0f}).view({2, 3})));
+  EXPECT_THAT(TokenLevelScores({1}, mask).status().message(), HasSubstr("1 reward scores for 2 responses"));
+}
+
+TEST(ComputeAdvantageColumns, GrpoNormalisesWithinEachUidGroup) {
+  Batch batch = StepBatch();
+  AdvantageStep step;
+  const auto metrics = ComputeAdvantageColumns(step, &batch).value();
+  EXPECT_TRUE(metrics.empty());
+  const at::Tensor advantages = batch.Tensor("advantages").value();
+  // Group a: scores 1 and 0 -> +-(0.5 / std) with std = sqrt(0.5); group b: equal -> 0.
+  const double expected = 0.5 / (std::sqrt(0.5) + 1e-6);
+  EXPECT_NEAR(advantages[0][0].item<double>(), expected, 1e-5);
+  EXPECT_NEAR(advantages[1][0].item<double>(), -expected, 1e-5);
+  EXPECT_EQ(advantages[1][1].item<double>(), 0);  // masked
+  EXPECT_EQ(advantages[2].abs().sum().item<double>(), 0);
+  EXPECT_TRUE(at::equal(batch.Tensor("token_level_rewards").value(), batch.Tensor("token_level_scores").value()));
+}
+
+TEST(ComputeAdvantageColumns, KlInRewardSubtractsThePenalty) {
+  Batch batch = StepBatch();
+  ASSERT_TRUE(batch.AddTensor("old_log_probs", at::full({4, 3}, -1.0)).ok());
+  ASSERT_TRUE(batch.AddTensor("ref_log_prob", at::full({4, 3}, -1.5)).ok());
+  auto controller = algorithms::MakeKlController(algorithms::KlControlOptions().set_kl_coef(0.1)).value();
+  AdvantageStep step;
+  step.use_kl_in_reward = true;
+  step.kl_controller = controller.get();
+  const auto metrics = ComputeAdvantageColumns(step, &batch).value();
+  EXPECT_NEAR(metrics.at("actor/reward_kl_penalty"), 0.5, 1e-6);
+  EXPECT_NEAR(metrics.at("actor/reward_kl_penalty_coeff"), 0.1, 1e-12);
+  const at::Tensor rewards = batch.Tensor("token_level_rewards").value();
+  EXPECT_NEAR(rewards[0][0].item<double>(), -0.05, 1e-6);      // 0 - 0.1 * 0.5
+  EXPECT_NEAR(rewards[0][2].item<double>(), 1 - 0.05, 1e-6);   // the score token
+  step.kl_controller = nullptr;
+  Batch again = StepBatch();
+  EXPECT_THAT(ComputeAdvantageColumns(step, &again).status().message(), HasSubstr("needs a KL controller"));
+}
+
+TEST(DataMetrics, ReportsVerlsScoreAndLengthStatistics) {
+  Batch batch = StepBatch();
+  ASSERT_TRUE(ComputeAdvantageColumns(AdvantageStep(), &batch).ok());
+  const auto metrics = DataMetrics(batch).value();
+  EXPECT_NEAR(metrics.at("critic/score/mean"), 0.5, 1e-6);
+  EXPECT_EQ(metrics.at("critic/score/max"), 1);
+  EXPECT_EQ(metrics.at("critic/score/min"), 0);
+  EXPECT_NEAR(metrics.at("response_length/mean"), 2.25, 1e-9);
+  EXPECT_EQ(metrics.at("response_length/max"), 3);
+  EXPECT_NEAR(metrics.at("response_length/clip_ratio"), 0.5, 1e-9);  // two rows hit 3
+  EXPECT_NEAR(metrics.at("prompt_length/mean"), 1.75, 1e-9);
+  EXPECT_EQ(metrics.count("critic/values/mean"), 0u);
+}
+
+}  // namespace
+}  // namespace rollout::controller
