@@ -10,6 +10,7 @@
 #include "models/cli_model.h"
 #include "models/cli_tokenize.h"
 #include "rewards/cli_reward.h"
+#include "rewards/cli_reward_server.h"
 #include "rewards/reward_helper.h"
 #include "workers/worker_main.h"
 
@@ -34,6 +35,8 @@ const Subcommand kSubcommands[] = {
      rollout::rewards::RunRewardCommand},
     {"reward-helper", "a reward helper process (started by the trainer, not by hand)",
      rollout::rewards::RunRewardHelperCommand},
+    {"reward-server", "serve a reward function over gRPC (for reward.remote)",
+     rollout::rewards::RunRewardServerCommand},
     {"score", "per-token log-probs of sequences under a model (JSON lines)",
      rollout::models::RunScoreCommand},
     {"tokenize", "tokenize, detokenize or render chats with a model's tokenizer (JSON lines)",

@@ -17,7 +17,7 @@
 #include "controller/local_launcher.h"
 #include "controller/preflight.h"
 #include "controller/runtime.h"
-#include "controller/signal_watch.h"
+#include "common/signal_watch.h"
 
 namespace rollout::controller {
 namespace {

@@ -2,7 +2,6 @@
 
 #include <iostream>
 #include <ostream>
-#include <map>
 #include <memory>
 
 #include <nlohmann/json.hpp>
@@ -11,8 +10,7 @@
 #include "common/flags.h"
 #include "common/output_command.h"
 #include "common/status_macros.h"
-#include "rewards/plugin_reward.h"
-#include "rewards/reward_registry.h"
+#include "rewards/reward_selector.h"
 
 namespace rollout::rewards {
 namespace {
@@ -43,35 +41,20 @@ absl::StatusOr<RewardInput> ParseSample(const std::string& line, const std::stri
   return input;
 }
 
-using RewardsByName = std::map<std::string, std::unique_ptr<RewardFunction>>;
-
-// Scores stdin line by line with the reward `name` (or the one each line's data_source
-// routes to). Functions missing from `rewards` are created from the registry once.
-absl::Status ScoreLines(const RewardRegistry& registry, const std::string& name,
-                        RewardsByName rewards, std::ostream& out) {
+// Scores stdin line by line with the selector's reward for each line.
+absl::Status ScoreLines(const RewardSelector& selector, std::ostream& out) {
   std::string line;
   for (int number = 1; std::getline(std::cin, line); ++number) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     const std::string where = absl::StrCat("stdin:", number);
     ASSIGN_OR_RETURN(const RewardInput input, ParseSample(line, where));
-    std::string chosen = name;
-    if (chosen.empty()) {
-      absl::StatusOr<std::string> routed = registry.RouteDataSource(input.data_source);
-      if (!routed.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(where, ": ", routed.status().message()));
-      }
-      chosen = *routed;
-    }
-    std::unique_ptr<RewardFunction>& reward = rewards[chosen];
-    if (reward == nullptr) {
-      ASSIGN_OR_RETURN(reward, registry.Create(chosen));
-    }
-    absl::StatusOr<RewardOutput> output = reward->Score(input);
+    absl::StatusOr<const RewardFunction*> reward = selector.Select(input);
+    absl::StatusOr<RewardOutput> output =
+        reward.ok() ? selector.Score(input) : absl::StatusOr<RewardOutput>(reward.status());
     if (!output.ok()) {
-      return absl::Status(output.status().code(),
-                          absl::StrCat(where, ": ", chosen, ": ", output.status().message()));
+      return absl::Status(output.status().code(), absl::StrCat(where, ": ", output.status().message()));
     }
-    out << json{{"score", output->score}, {"reward", chosen}, {"extra", output->extra}}.dump()
+    out << json{{"score", output->score}, {"reward", (*reward)->name()}, {"extra", output->extra}}.dump()
         << "\n";
   }
   return absl::OkStatus();
@@ -90,19 +73,11 @@ int RunRewardCommand(const std::vector<std::string>& args) {
   flags.AddString("plugin", &plugin, "a reward plug-in library (rewards/plugin_api.h)");
   flags.AddString("output", &output, "write here instead of stdout");
   return RunOutputCommand("reward", flags, args, &output, [&](std::ostream& out) -> absl::Status {
-    if (!name.empty() && !plugin.empty()) {
-      return absl::InvalidArgumentError("give --name or --plugin, not both");
-    }
-    const RewardRegistry registry = RewardRegistry::WithBuiltins();
-    RewardsByName rewards;
-    if (!plugin.empty()) {
-      ASSIGN_OR_RETURN(std::unique_ptr<RewardFunction> loaded, LoadRewardPlugin(plugin));
-      name = loaded->name();
-      rewards[name] = std::move(loaded);
-    } else if (!name.empty()) {
-      RETURN_IF_ERROR(registry.Create(name).status());
-    }
-    return ScoreLines(registry, name, std::move(rewards), out);
+    RewardSpec spec;
+    spec.name = name;
+    spec.plugin = plugin;
+    ASSIGN_OR_RETURN(std::shared_ptr<const RewardSelector> selector, RewardSelector::Create(spec));
+    return ScoreLines(*selector, out);
   });
 }
 

@@ -51,6 +51,8 @@ absl::StatusOr<std::string> RewardRegistry::RouteDataSource(const std::string& d
     name = "math";
   } else if (absl::StrContains(data_source, "countdown")) {
     name = "countdown";
+  } else if (data_source == "arithmetic") {  // `rollout gen-data arithmetic`: the answer alone
+    name = "exact_match";
   } else if (factories_.count(data_source) > 0) {
     name = data_source;
   }

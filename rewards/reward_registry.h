@@ -30,7 +30,8 @@ class RewardRegistry {
   // The reward verl's default scorer uses for a data_source: openai/gsm8k -> gsm8k;
   // the MATH datasets (lighteval/MATH, DigitalLearningGmbH/MATH-lighteval,
   // HuggingFaceH4/MATH-500, ...) -> math; anything containing "countdown" ->
-  // countdown; a data_source that is itself a registered name -> that reward.
+  // countdown; "arithmetic" (`rollout gen-data arithmetic`) -> exact_match; a
+  // data_source that is itself a registered name -> that reward.
   // InvalidArgument naming the data_source when none applies.
   absl::StatusOr<std::string> RouteDataSource(const std::string& data_source) const;
 

@@ -16,7 +16,7 @@
 #include "controller/local_launcher.h"
 #include "controller/placement.h"
 #include "controller/runtime.h"
-#include "controller/signal_watch.h"
+#include "common/signal_watch.h"
 
 namespace rollout::controller {
 namespace {

@@ -76,7 +76,7 @@ TEST(RewardCommand, PluginScoresEveryLine) {
   EXPECT_EQ(lines[1]["score"], 0.0);
   const CommandResult both = RunReward({"--plugin", EXAMPLE_PLUGIN_PATH, "--name", "gsm8k"}, "");
   EXPECT_EQ(both.exit_code, 2);
-  EXPECT_THAT(both.output, HasSubstr("give --name or --plugin, not both"));
+  EXPECT_THAT(both.output, HasSubstr("give a reward name ('gsm8k') or a plug-in"));
 }
 
 TEST(RewardCommand, BadLinesAndUnknownNamesAreUsageErrors) {

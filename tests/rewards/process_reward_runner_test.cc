@@ -20,7 +20,7 @@ ProcessRunnerOptions Options(const std::string& plugin, int workers, absl::Durat
   options.rollout_binary = ROLLOUT_BINARY_PATH;
   options.num_workers = workers;
   options.timeout = timeout;
-  options.memory_limit_mb = 256;
+  options.memory_limit_mb = 64;  // small, so a runaway allocation hits it fast
   return options;
 }
 
@@ -49,7 +49,7 @@ TEST(ProcessRewardRunner, ScoresLikeInProcess) {
 
 TEST(ProcessRewardRunner, CrashesHangsAndRunawayAllocationsCostOnlyTheirSample) {
   auto runner =
-      ProcessRewardRunner::Create(Options(MISBEHAVING_PLUGIN_PATH, 2, absl::Seconds(2))).value();
+      ProcessRewardRunner::Create(Options(MISBEHAVING_PLUGIN_PATH, 2, absl::Seconds(5))).value();
   const std::vector<ScoredSample> results =
       runner->Score(Samples({"42", "segfault", "42", "abort", "loop", "allocate", "42"})).value();
   ASSERT_EQ(results.size(), 7u);
@@ -62,7 +62,7 @@ TEST(ProcessRewardRunner, CrashesHangsAndRunawayAllocationsCostOnlyTheirSample) 
   EXPECT_EQ(results[3].outcome, SampleOutcome::kError);
   EXPECT_THAT(results[3].error, HasSubstr("(SIGABRT)"));
   EXPECT_EQ(results[4].outcome, SampleOutcome::kTimeout);
-  EXPECT_THAT(results[4].error, HasSubstr("still running after the 2s timeout"));
+  EXPECT_THAT(results[4].error, HasSubstr("still running after the 5s timeout"));
   // The memory limit makes the allocation fail inside the helper, which then crashes.
   EXPECT_EQ(results[5].outcome, SampleOutcome::kError);
   EXPECT_THAT(results[5].error, HasSubstr("the reward helper was killed by signal"));

@@ -34,6 +34,7 @@ TEST(RewardRegistry, RoutesDataSourcesLikeVerl) {
   EXPECT_EQ(registry.RouteDataSource("my_countdown_tasks").value(), "countdown");
   EXPECT_EQ(registry.RouteDataSource("countdown").value(), "countdown");
   EXPECT_EQ(registry.RouteDataSource("exact_match").value(), "exact_match");
+  EXPECT_EQ(registry.RouteDataSource("arithmetic").value(), "exact_match");
   const absl::Status unknown = registry.RouteDataSource("my/dataset").status();
   EXPECT_EQ(unknown.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(unknown.message(), HasSubstr("no reward for data_source 'my/dataset'"));

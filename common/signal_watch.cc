@@ -1,8 +1,8 @@
-#include "controller/signal_watch.h"
+#include "common/signal_watch.h"
 
 #include <signal.h>
 
-namespace rollout::controller {
+namespace rollout {
 namespace {
 
 // SIGUSR1 is used only to wake the watching thread when it should end.
@@ -40,4 +40,4 @@ void SignalWatch::Run() {
   }
 }
 
-}  // namespace rollout::controller
+}  // namespace rollout
