@@ -6,6 +6,7 @@
 
 #include "common/malloc_policy.h"
 #include "controller/cli.h"
+#include "data/cli_gen_data.h"
 #include "engine/cli_generate.h"
 #include "models/cli_model.h"
 #include "models/cli_tokenize.h"
@@ -29,6 +30,8 @@ const Subcommand kSubcommands[] = {
      rollout::controller::RunPlanCommand},
     {"generate", "generate responses for prompts with the rollout engine (JSON lines)",
      rollout::engine::RunGenerateCommand},
+    {"gen-data", "write a generated task dataset (arithmetic, countdown) as JSON lines",
+     rollout::data::RunGenDataCommand},
     {"init-model", "write a randomly initialised model of a preset shape for a tokenizer",
      rollout::models::RunInitModelCommand},
     {"reward", "score responses with a reward function (JSON lines on stdin)",

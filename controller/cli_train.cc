@@ -15,9 +15,12 @@
 #include "controller/cli.h"
 #include "controller/cli_recipe.h"
 #include "controller/local_launcher.h"
+#include "controller/metrics_logger.h"
+#include "controller/ppo_trainer.h"
 #include "controller/preflight.h"
 #include "controller/runtime.h"
 #include "common/signal_watch.h"
+#include "rewards/reward_runner_factory.h"
 
 namespace rollout::controller {
 namespace {
@@ -47,6 +50,33 @@ absl::StatusOr<std::string> SelfExecutable() {
   return std::string(path, n);
 }
 
+// The PPO / GRPO loop over the started workers, with the recipe's reward and loggers.
+absl::Status Train(const config::Recipe& recipe, const std::string& self, ControllerRuntime& runtime) {
+  ASSIGN_OR_RETURN(WorkerGroup* policy, runtime.GroupForRole("actor"));
+  for (const char* role : {"rollout", "ref"}) {
+    absl::StatusOr<WorkerGroup*> group = runtime.GroupForRole(role);
+    if (group.ok() && *group != policy) {
+      return absl::UnimplementedError(absl::StrCat(
+          "placement: ", role, " runs in pool '", (*group)->pool(), "' and actor in '", policy->pool(),
+          "'; this build trains with actor, rollout and ref colocated in one pool"));
+    }
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<rewards::RewardRunner> reward,
+                   rewards::CreateRewardRunner(recipe.reward(), self));
+  PpoTrainerSetup setup;
+  setup.recipe = recipe;
+  setup.policy = policy;
+  setup.reward = reward.get();
+  ASSIGN_OR_RETURN(std::unique_ptr<PpoTrainer> trainer, PpoTrainer::Create(setup));
+  MetricsLoggerOptions logger_options = MetricsLoggerOptionsFor(recipe.trainer());
+  logger_options.console = &std::cout;
+  logger_options.console_options.is_terminal = isatty(STDOUT_FILENO) != 0;
+  logger_options.console_options.total_steps = trainer->total_steps();
+  ASSIGN_OR_RETURN(std::unique_ptr<MetricsLogger> logger, MetricsLogger::Create(logger_options));
+  RETURN_IF_ERROR(trainer->Fit(*logger));
+  return logger->Close();
+}
+
 // Starts the workers, runs the pre-flight check and (without --dry-run) the loop.
 absl::Status Run(const ResolvedRun& run, const TrainFlags& flags, RunHealth* health) {
   ASSIGN_OR_RETURN(std::string self, SelfExecutable());
@@ -63,9 +93,7 @@ absl::Status Run(const ResolvedRun& run, const TrainFlags& flags, RunHealth* hea
     std::cout << "dry run: all workers started and checked; stopping them\n";
     return absl::OkStatus();
   }
-  return absl::UnimplementedError(absl::StrCat(
-      "the training loop for algorithm.adv_estimator=", run.recipe.recipe.algorithm().adv_estimator(),
-      " is not part of this build yet; `rollout train --dry-run` checks the recipe and workers"));
+  return Train(run.recipe.recipe, self, *runtime);
 }
 
 }  // namespace

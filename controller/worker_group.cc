@@ -48,6 +48,16 @@ absl::StatusOr<Batch> WorkerGroup::CallDpSplit(const std::string& method, const 
   return joined.Slice(0, joined.size() - chunks.padding);
 }
 
+absl::StatusOr<std::vector<Batch>> WorkerGroup::CallDpShards(const std::string& method,
+                                                             const Batch& input) {
+  if (input.size() % world_size() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(method, ": ", input.size(), " rows do not split evenly over the ",
+                                                   world_size(), " workers of pool ", pool_));
+  }
+  ASSIGN_OR_RETURN(Batch::Chunks chunks, input.Chunk(world_size()));
+  return CallEach(method, chunks.parts);
+}
+
 absl::StatusOr<Batch> WorkerGroup::CallRankZero(const std::string& method, const Batch& input) {
   return workers_.front()->Call(method, input);
 }

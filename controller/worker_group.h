@@ -4,6 +4,9 @@
 //   CallDpSplit   data parallel: the input is chunked into world-size equal parts
 //                 (padding with leading rows when needed), part r goes to rank r, the
 //                 results are concatenated in rank order and the padding dropped.
+//   CallDpShards  data parallel for methods that return no rows (training steps, which
+//                 return metrics): the input must split evenly (padding would train on
+//                 rows twice); the results come back by rank.
 //   CallRankZero  only rank 0 runs the method.
 // Calls to the workers run concurrently; the first error is returned (the others
 // still finish or are cancelled by RunHealth). Thread-compatible.
@@ -31,6 +34,8 @@ class WorkerGroup {
   absl::StatusOr<std::vector<Batch>> CallAll(const std::string& method, const Batch& input);
   // Each DP result must have as many rows as its input part.
   absl::StatusOr<Batch> CallDpSplit(const std::string& method, const Batch& input);
+  // InvalidArgument when the rows do not split evenly over the world.
+  absl::StatusOr<std::vector<Batch>> CallDpShards(const std::string& method, const Batch& input);
   absl::StatusOr<Batch> CallRankZero(const std::string& method, const Batch& input);
 
  private:

@@ -146,20 +146,19 @@ absl::Status PolicyWorker::CreateEngine() {
   return absl::OkStatus();
 }
 
-engine::SamplingParams PolicyWorker::SamplingFor(bool validate, uint64_t seed) const {
+engine::SamplingParams PolicyWorker::SamplingFor(bool validate, int32_t n, uint64_t seed) const {
   const config::RolloutConfig& rollout = setup_.recipe.rollout();
   engine::SamplingParams params;
+  params.n = n;
   params.max_tokens = setup_.recipe.data().max_response_length();
   params.ignore_eos = rollout.ignore_eos();
   params.seed = seed;
   if (validate) {
     const config::SamplingParams& val = rollout.val_kwargs();
-    params.n = val.n();
     params.temperature = val.do_sample() ? val.temperature() : 0.0;
     params.top_k = val.top_k();
     params.top_p = val.top_p();
   } else {
-    params.n = rollout.n();
     params.temperature = rollout.do_sample() ? rollout.temperature() : 0.0;
     params.top_k = rollout.top_k();
     params.top_p = rollout.top_p();
@@ -171,22 +170,34 @@ engine::SamplingParams PolicyWorker::SamplingFor(bool validate, uint64_t seed) c
 absl::StatusOr<Batch> PolicyWorker::GenerateSequences(const Batch& input) {
   ASSIGN_OR_RETURN(const std::vector<std::string> prompts, input.Strings("prompt"));
   ASSIGN_OR_RETURN(const std::vector<std::string> formats, input.Strings("prompt_format"));
-  uint64_t seed = 0;
-  if (!input.Meta("seed").empty() && !absl::SimpleAtoi(input.Meta("seed"), &seed)) {
-    return absl::InvalidArgumentError(absl::StrCat("meta seed '", input.Meta("seed"), "' is not an integer"));
-  }
+  ASSIGN_OR_RETURN(const std::vector<std::string> uids, input.Strings("uid"));
+  ASSIGN_OR_RETURN(const std::vector<std::string> seeds, input.Strings("seed"));
   const bool validate = input.Meta("validate") == "1";
-  std::vector<engine::GenerationRequest> requests(prompts.size());
-  std::vector<std::vector<int32_t>> prompt_ids(prompts.size());
-  for (size_t i = 0; i < prompts.size(); ++i) {
-    if (formats[i] != "text" && formats[i] != "chat") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("prompt ", i, ": prompt_format '", formats[i], "'; expected text or chat"));
+  // Consecutive rows of one uid are one prompt's group: one request with n samples, so
+  // the engine prefills the prompt once for all of them.
+  std::vector<engine::GenerationRequest> requests;
+  std::vector<std::vector<int32_t>> prompt_ids;
+  for (size_t row = 0; row < prompts.size(); ++row) {
+    if (row > 0 && uids[row] == uids[row - 1]) {
+      ++requests.back().params.n;
+      continue;
     }
-    ASSIGN_OR_RETURN(prompt_ids[i], EncodePrompt(*tokenizer_, prompts[i], formats[i] == "chat",
-                                                 prompt_encoding_, absl::StrCat("prompt ", i)));
-    requests[i].prompt = prompt_ids[i];
-    requests[i].params = SamplingFor(validate, seed + i);
+    const std::string where = absl::StrCat("prompt row ", row, " (uid ", uids[row], ")");
+    if (formats[row] != "text" && formats[row] != "chat") {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": prompt_format '", formats[row], "'; expected text or chat"));
+    }
+    uint64_t seed = 0;
+    if (!absl::SimpleAtoi(seeds[row], &seed)) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": seed '", seeds[row], "' is not an integer"));
+    }
+    ASSIGN_OR_RETURN(std::vector<int32_t> ids,
+                     EncodePrompt(*tokenizer_, prompts[row], formats[row] == "chat", prompt_encoding_, where));
+    engine::GenerationRequest request;
+    request.prompt = ids;
+    request.params = SamplingFor(validate, /*n=*/1, seed);
+    requests.push_back(std::move(request));
+    prompt_ids.push_back(std::move(ids));
   }
   ASSIGN_OR_RETURN(const std::vector<engine::RequestOutput> outputs, engine_->Generate(requests));
   RolloutLayout layout;

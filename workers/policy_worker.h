@@ -7,9 +7,11 @@
 //
 // Methods, by the names the controller calls (inputs and outputs are Batch columns in
 // verl's layout, see rollout_batch.h):
-//   rollout.generate_sequences  strings prompt, prompt_format ("text" | "chat");
-//                               meta seed, validate ("1": rollout.val_kwargs)
-//                               -> rollout_batch.h's columns
+//   rollout.generate_sequences  strings prompt, prompt_format ("text" | "chat"), uid,
+//                               seed; consecutive rows of one uid are one prompt's
+//                               samples (generated as one group from the first row's
+//                               seed); meta validate ("1": rollout.val_kwargs sampling)
+//                               -> rollout_batch.h's columns, one row per input row
 //   actor.compute_log_prob      -> old_log_probs [N, R], entropys [N, R]
 //   ref.compute_ref_log_prob    -> ref_log_prob [N, R]
 //   actor.update_actor          + old_log_probs, advantages (+ ref_log_prob with
@@ -70,7 +72,7 @@ class PolicyWorker {
   absl::Status LoadModels();
   absl::Status CreateActor();
   absl::Status CreateEngine();
-  engine::SamplingParams SamplingFor(bool validate, uint64_t seed) const;
+  engine::SamplingParams SamplingFor(bool validate, int32_t n, uint64_t seed) const;
 
   const PolicyWorkerSetup setup_;
   std::unique_ptr<models::CausalLM> model_;

@@ -16,8 +16,8 @@ absl::StatusOr<Batch> BuildRolloutBatch(const std::vector<std::vector<int32_t>>&
     return absl::InvalidArgumentError(
         absl::StrCat(prompts.size(), " prompts but ", outputs.size(), " outputs"));
   }
-  const int64_t n = outputs.empty() ? 0 : static_cast<int64_t>(outputs[0].samples.size());
-  const int64_t rows = static_cast<int64_t>(prompts.size()) * n;
+  int64_t rows = 0;
+  for (const engine::RequestOutput& output : outputs) rows += static_cast<int64_t>(output.samples.size());
   const int64_t p = layout.max_prompt_length;
   const int64_t r = layout.max_response_length;
   at::Tensor prompt_ids = at::full({rows, p}, layout.pad_token_id, at::kLong);
@@ -31,24 +31,20 @@ absl::StatusOr<Batch> BuildRolloutBatch(const std::vector<std::vector<int32_t>>&
   auto response_mask_a = response_mask.accessor<int64_t, 2>();
   auto log_probs_a = log_probs.accessor<float, 2>();
   std::vector<std::string> texts, finish_reasons;
+  int64_t row = 0;
   for (size_t i = 0; i < prompts.size(); ++i) {
     const std::vector<int32_t>& prompt = prompts[i];
     if (static_cast<int64_t>(prompt.size()) > p) {
       return absl::InvalidArgumentError(absl::StrCat("prompt ", i, " has ", prompt.size(),
                                                      " tokens; data.max_prompt_length is ", p));
     }
-    if (static_cast<int64_t>(outputs[i].samples.size()) != n) {
-      return absl::InvalidArgumentError(absl::StrCat("prompt ", i, " has ", outputs[i].samples.size(),
-                                                     " samples; prompt 0 has ", n));
-    }
-    for (int64_t s = 0; s < n; ++s) {
-      const int64_t row = static_cast<int64_t>(i) * n + s;
+    for (size_t s = 0; s < outputs[i].samples.size(); ++s, ++row) {
       const int64_t offset = p - static_cast<int64_t>(prompt.size());
       for (size_t t = 0; t < prompt.size(); ++t) {
         prompt_ids_a[row][offset + static_cast<int64_t>(t)] = prompt[t];
         prompt_mask_a[row][offset + static_cast<int64_t>(t)] = 1;
       }
-      const engine::Completion& sample = outputs[i].samples[static_cast<size_t>(s)];
+      const engine::Completion& sample = outputs[i].samples[s];
       if (static_cast<int64_t>(sample.tokens.size()) > r) {
         return absl::InvalidArgumentError(absl::StrCat("prompt ", i, " sample ", s, " has ",
                                                        sample.tokens.size(),

@@ -1,5 +1,5 @@
 // The rollout's results in verl's batch layout, as `rollout.generate_sequences` returns
-// them to the controller: for each prompt its n samples (rows prompt-major: p0s0, p0s1,
+// them to the controller: for each prompt its samples (rows prompt-major: p0s0, p0s1,
 // ..., as verl's repeat(interleave=True)), each row a prompt left-padded to
 // max_prompt_length followed by the response right-padded to max_response_length.
 //   prompts            [N, P] int64      responses          [N, R] int64
@@ -24,9 +24,8 @@ struct RolloutLayout {
   int32_t pad_token_id = 0;
 };
 
-// `prompts[i]` produced `outputs[i]` (all with the same number of samples).
-// InvalidArgument naming the prompt or sample that exceeds its length, or outputs with
-// differing sample counts.
+// `prompts[i]` produced `outputs[i]`. InvalidArgument naming the prompt or sample that
+// exceeds its length.
 absl::StatusOr<Batch> BuildRolloutBatch(const std::vector<std::vector<int32_t>>& prompts,
                                         const std::vector<engine::RequestOutput>& outputs,
                                         const RolloutLayout& layout);

@@ -39,11 +39,14 @@ PolicyWorkerSetup TinySetup(int lora_rank = 0) {
   return setup;
 }
 
+// Two prompts, two samples each (rows repeated per sample, as the controller sends them).
 Batch Prompts() {
+  const std::string chat = "[{\"role\": \"user\", \"content\": \"hi\"}]";
   Batch prompts;
-  EXPECT_TRUE(prompts.AddStrings("prompt", {"12+35=", "[{\"role\": \"user\", \"content\": \"hi\"}]"}).ok());
-  EXPECT_TRUE(prompts.AddStrings("prompt_format", {"text", "chat"}).ok());
-  prompts.SetMeta("seed", "5");
+  EXPECT_TRUE(prompts.AddStrings("prompt", {"12+35=", "12+35=", chat, chat}).ok());
+  EXPECT_TRUE(prompts.AddStrings("prompt_format", {"text", "text", "chat", "chat"}).ok());
+  EXPECT_TRUE(prompts.AddStrings("uid", {"a", "a", "b", "b"}).ok());
+  EXPECT_TRUE(prompts.AddStrings("seed", {"5", "5", "6", "6"}).ok());
   return prompts;
 }
 
@@ -62,7 +65,11 @@ Batch UpdateBatch(PolicyWorker& worker, const Batch& rollout) {
 TEST(PolicyWorker, RolloutLogProbsMatchTheActors) {
   auto worker = PolicyWorker::Create(TinySetup()).value();
   const Batch rollout = worker->GenerateSequences(Prompts()).value();
-  ASSERT_EQ(rollout.size(), 4);  // 2 prompts x n = 2
+  ASSERT_EQ(rollout.size(), 4);  // 2 prompts x 2 samples
+  // The two samples of a prompt share it and differ (their own random streams).
+  const at::Tensor responses = rollout.Tensor("responses").value();
+  EXPECT_TRUE(at::equal(rollout.Tensor("prompts").value()[0], rollout.Tensor("prompts").value()[1]));
+  EXPECT_FALSE(at::equal(responses[0], responses[1]));
   EXPECT_EQ(rollout.Tensor("input_ids").value().size(1), kPromptLength + kResponseLength);
   EXPECT_EQ(rollout.Strings("response_text").value().size(), 4u);
   const at::Tensor mask = rollout.Tensor("response_mask").value().to(at::kFloat);
@@ -125,10 +132,11 @@ TEST(PolicyWorker, BadInputsAreClearErrors) {
   EXPECT_THAT(PolicyWorker::Create(setup).status().message(),
               HasSubstr("4 rows do not split over 3 actor workers"));
   auto worker = PolicyWorker::Create(TinySetup()).value();
-  Batch prompts = Prompts();
   Batch bad;
   ASSERT_TRUE(bad.AddStrings("prompt", {std::string(200, 'x')}).ok());
   ASSERT_TRUE(bad.AddStrings("prompt_format", {"text"}).ok());
+  ASSERT_TRUE(bad.AddStrings("uid", {"u"}).ok());
+  ASSERT_TRUE(bad.AddStrings("seed", {"1"}).ok());
   EXPECT_THAT(worker->GenerateSequences(bad).status().message(), HasSubstr("more than data.max_prompt_length (24)"));
 }
 

@@ -1,0 +1,185 @@
+#include "controller/dataset.h"
+
+#include <nlohmann/json.hpp>
+#include <utility>
+
+#include "absl/status/status.h"
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
+#include "absl/strings/string_view.h"
+#include "common/file_util.h"
+#include "common/status_macros.h"
+
+namespace rollout::controller {
+namespace {
+
+using nlohmann::json;
+
+// Row errors carry no location; LoadDataset prefixes "FILE:LINE: ".
+absl::Status RowError(absl::string_view key, absl::string_view problem) {
+  return absl::InvalidArgumentError(absl::StrCat("\"", key, "\" ", problem));
+}
+
+// A JSON string's contents; any other value as compact JSON text.
+std::string JsonText(const json& value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+absl::StatusOr<std::string> RequiredString(const json& row, const std::string& key) {
+  const auto it = row.find(key);
+  if (it == row.end()) return RowError(key, "is missing");
+  if (!it->is_string())
+    return RowError(key, absl::StrCat("must be a string, not ", it->type_name()));
+  return it->get<std::string>();
+}
+
+bool IsChatMessage(const json& message) {
+  if (!message.is_object()) return false;
+  const auto role = message.find("role");
+  const auto content = message.find("content");
+  return role != message.end() && role->is_string() && content != message.end() &&
+         content->is_string();
+}
+
+absl::StatusOr<Prompt> ParsePrompt(const json& row, const std::string& key) {
+  const auto it = row.find(key);
+  if (it == row.end()) return RowError(key, "is missing");
+  Prompt prompt;
+  if (it->is_string()) {
+    prompt.format = Prompt::Format::kText;
+    prompt.content = it->get<std::string>();
+    if (absl::StripAsciiWhitespace(prompt.content).empty()) return RowError(key, "is empty");
+    return prompt;
+  }
+  if (!it->is_array()) {
+    return RowError(key,
+                    absl::StrCat("must be text or a list of chat messages, not ", it->type_name()));
+  }
+  if (it->empty()) return RowError(key, "is an empty list of chat messages");
+  for (size_t i = 0; i < it->size(); ++i) {
+    if (!IsChatMessage((*it)[i])) {
+      return RowError(
+          key, absl::StrCat("message ", i, " is not {\"role\": string, \"content\": string}"));
+    }
+  }
+  prompt.format = Prompt::Format::kChat;
+  prompt.content = it->dump();
+  return prompt;
+}
+
+// Top-level "ground_truth", else verl's "reward_model": {"ground_truth": ...}.
+absl::StatusOr<std::string> ParseGroundTruth(const json& row) {
+  const auto direct = row.find("ground_truth");
+  if (direct != row.end() && !direct->is_null()) return JsonText(*direct);
+  const auto reward_model = row.find("reward_model");
+  if (reward_model != row.end()) {
+    if (!reward_model->is_object()) {
+      return RowError("reward_model",
+                      absl::StrCat("must be an object, not ", reward_model->type_name()));
+    }
+    const auto nested = reward_model->find("ground_truth");
+    if (nested != reward_model->end() && !nested->is_null()) return JsonText(*nested);
+  }
+  return absl::InvalidArgumentError(
+      "no ground truth: neither \"ground_truth\" nor \"reward_model\": {\"ground_truth\": ...}");
+}
+
+absl::StatusOr<PromptExample> ParsePromptRow(const json& row, const DatasetOptions& options) {
+  PromptExample example;
+  ASSIGN_OR_RETURN(example.prompt, ParsePrompt(row, options.prompt_key));
+  ASSIGN_OR_RETURN(example.ground_truth, ParseGroundTruth(row));
+  if (row.contains(options.reward_fn_key)) {
+    ASSIGN_OR_RETURN(example.data_source, RequiredString(row, options.reward_fn_key));
+  }
+  const auto extra_info = row.find("extra_info");
+  if (extra_info != row.end() && !extra_info->is_null()) {
+    if (!extra_info->is_object()) {
+      return RowError("extra_info",
+                      absl::StrCat("must be an object, not ", extra_info->type_name()));
+    }
+    example.extra_info = extra_info->dump();
+  }
+  return example;
+}
+
+absl::StatusOr<SftExample> ParseSftRow(const json& row, const DatasetOptions& options) {
+  SftExample example;
+  ASSIGN_OR_RETURN(example.prompt, ParsePrompt(row, options.prompt_key));
+  ASSIGN_OR_RETURN(example.response, RequiredString(row, "response"));
+  return example;
+}
+
+absl::StatusOr<PreferenceExample> ParsePreferenceRow(const json& row,
+                                                     const DatasetOptions& options) {
+  PreferenceExample example;
+  ASSIGN_OR_RETURN(example.prompt, ParsePrompt(row, options.prompt_key));
+  ASSIGN_OR_RETURN(example.chosen, RequiredString(row, "chosen"));
+  ASSIGN_OR_RETURN(example.rejected, RequiredString(row, "rejected"));
+  return example;
+}
+
+absl::StatusOr<json> ParseObject(absl::string_view line) {
+  json row;
+  try {
+    row = json::parse(line.begin(), line.end());
+  } catch (const json::parse_error& error) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("not valid JSON (error at column ", error.byte, ")"));
+  }
+  if (!row.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat("not a JSON object but ", row.type_name()));
+  }
+  return row;
+}
+
+template <typename Example>
+using RowParser = absl::StatusOr<Example> (*)(const json& row, const DatasetOptions& options);
+
+template <typename Example>
+absl::StatusOr<Dataset<Example>> LoadDataset(const std::vector<std::string>& files,
+                                             const DatasetOptions& options,
+                                             RowParser<Example> parse_row) {
+  if (files.empty()) return absl::InvalidArgumentError("no data files given");
+  Dataset<Example> dataset;
+  for (const std::string& file : files) {
+    ASSIGN_OR_RETURN(const std::string text, ReadFile(file));
+    int64_t line_number = 0;
+    for (absl::string_view line : absl::StrSplit(text, '\n')) {
+      ++line_number;
+      if (absl::StripAsciiWhitespace(line).empty()) continue;
+      const std::string where = absl::StrCat(file, ":", line_number);
+      absl::StatusOr<json> row = ParseObject(line);
+      absl::StatusOr<Example> example =
+          row.ok() ? parse_row(*row, options) : absl::StatusOr<Example>(row.status());
+      if (!example.ok()) {
+        std::string message = absl::StrCat(where, ": ", example.status().message());
+        if (!options.skip_bad_rows) return absl::InvalidArgumentError(message);
+        if (dataset.skipped_rows++ == 0) dataset.first_skipped = std::move(message);
+        continue;
+      }
+      example->where = where;
+      dataset.examples.push_back(*std::move(example));
+    }
+  }
+  return dataset;
+}
+
+}  // namespace
+
+absl::StatusOr<Dataset<PromptExample>> LoadPromptDataset(const std::vector<std::string>& files,
+                                                         const DatasetOptions& options) {
+  return LoadDataset<PromptExample>(files, options, ParsePromptRow);
+}
+
+absl::StatusOr<Dataset<SftExample>> LoadSftDataset(const std::vector<std::string>& files,
+                                                   const DatasetOptions& options) {
+  return LoadDataset<SftExample>(files, options, ParseSftRow);
+}
+
+absl::StatusOr<Dataset<PreferenceExample>> LoadPreferenceDataset(
+    const std::vector<std::string>& files, const DatasetOptions& options) {
+  return LoadDataset<PreferenceExample>(files, options, ParsePreferenceRow);
+}
+
+}  // namespace rollout::controller

@@ -1,0 +1,88 @@
+// Datasets as JSON lines: one JSON object per line, three kinds of rows.
+//
+//   prompt rows       {"prompt": ..., "data_source": "...", "ground_truth": ...,
+//                      "extra_info": {...}}                        (RL: PPO, GRPO)
+//   SFT pairs         {"prompt": ..., "response": "..."}
+//   preference rows   {"prompt": ..., "chosen": "...", "rejected": "..."}   (DPO)
+//
+// A prompt is either raw text, used as is (no chat template), or chat messages: a
+// non-empty JSON array of {"role": "...", "content": "..."} objects, which the
+// rollout worker renders with the model's chat template. verl's layout loads too:
+// the prompt sits under DatasetOptions::prompt_key, the data source under
+// reward_fn_key, and the ground truth is top-level "ground_truth" or
+// "reward_model": {"ground_truth": ...}. A ground truth that is not a JSON string
+// (a number, countdown's {"target": 98, "numbers": [44, 19, 35]}) is kept as its
+// compact JSON text. Other keys are ignored.
+//
+// Files are read whole and concatenated in the order given; blank lines are ignored.
+// A bad row — not JSON, not an object, a required field missing or of the wrong
+// type, an empty prompt — is InvalidArgument "FILE:LINE: what is wrong", or, with
+// skip_bad_rows, left out and counted. A missing file is NotFound naming it.
+//
+// Plain functions over immutable values: safe to call from any thread.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace rollout::controller {
+
+struct Prompt {
+  enum class Format {
+    kText,  // `content` is the prompt itself
+    kChat,  // `content` is the messages' JSON array as compact text
+  };
+  Format format = Format::kText;
+  std::string content;
+};
+
+struct PromptExample {
+  Prompt prompt;
+  std::string data_source;        // may be empty when the row has none
+  std::string ground_truth;       // a JSON string's contents, or other JSON as text
+  std::string extra_info = "{}";  // a JSON object as compact text
+  std::string where;              // "FILE:LINE", for messages about this row
+};
+
+struct SftExample {
+  Prompt prompt;
+  std::string response;
+  std::string where;
+};
+
+struct PreferenceExample {
+  Prompt prompt;
+  std::string chosen;
+  std::string rejected;
+  std::string where;
+};
+
+// The recipe's data.prompt_key, data.reward_fn_key and data.skip_bad_rows.
+struct DatasetOptions {
+  std::string prompt_key = "prompt";
+  std::string reward_fn_key = "data_source";  // prompt rows only
+  bool skip_bad_rows = false;
+};
+
+template <typename Example>
+struct Dataset {
+  std::vector<Example> examples;  // in file order
+  int64_t skipped_rows = 0;       // bad rows left out (skip_bad_rows only)
+  std::string first_skipped;      // "FILE:LINE: ..." of the first one; empty if none
+};
+
+// Each requires the prompt and a ground truth; data_source and extra_info (an
+// object) are optional. InvalidArgument also when `files` is empty.
+absl::StatusOr<Dataset<PromptExample>> LoadPromptDataset(const std::vector<std::string>& files,
+                                                         const DatasetOptions& options);
+// Each row requires the prompt and a "response" string.
+absl::StatusOr<Dataset<SftExample>> LoadSftDataset(const std::vector<std::string>& files,
+                                                   const DatasetOptions& options);
+// Each row requires the prompt and "chosen" and "rejected" strings.
+absl::StatusOr<Dataset<PreferenceExample>> LoadPreferenceDataset(
+    const std::vector<std::string>& files, const DatasetOptions& options);
+
+}  // namespace rollout::controller

@@ -1,0 +1,335 @@
+#include "controller/ppo_trainer.h"
+
+#include <ATen/ATen.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+
+#include "absl/strings/ascii.h"
+#include "absl/strings/str_cat.h"
+#include "common/batch_metrics.h"
+#include "common/logging.h"
+#include "common/status_macros.h"
+#include "controller/ppo_step.h"
+
+namespace rollout::controller {
+namespace {
+
+// Seeds of a step's prompt groups: group i of step s samples from seed base(s) + i.
+constexpr int64_t kSeedStride = 1000003;
+
+const std::vector<std::string> kSequenceColumns = {"input_ids", "attention_mask", "position_ids",
+                                                   "responses", "response_mask"};
+
+// Runs `phase`, adding its wall time to metrics as timing_s/<name>.
+absl::Status Timed(const std::string& name, std::map<std::string, double>* metrics,
+                   const std::function<absl::Status()>& phase) {
+  const auto start = std::chrono::steady_clock::now();
+  absl::Status status = phase();
+  (*metrics)["timing_s/" + name] =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  if (!status.ok()) return absl::Status(status.code(), absl::StrCat(name, ": ", status.message()));
+  return absl::OkStatus();
+}
+
+absl::Status Merge(const absl::StatusOr<Batch>& columns, Batch* batch) {
+  if (!columns.ok()) return columns.status();
+  return batch->Union(*columns);
+}
+
+double Mean(const std::vector<double>& values) {
+  double sum = 0;
+  for (double v : values) sum += v;
+  return values.empty() ? 0 : sum / static_cast<double>(values.size());
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(const PpoTrainerSetup& setup) {
+  const config::Recipe& recipe = setup.recipe;
+  if (setup.policy == nullptr || setup.reward == nullptr) {
+    return absl::InvalidArgumentError("PpoTrainer needs a policy worker group and a reward runner");
+  }
+  if (recipe.algorithm().adv_estimator() == "gae") {
+    return absl::UnimplementedError(
+        "algorithm.adv_estimator=gae needs the critic, which this trainer does not drive yet; "
+        "use grpo, rloo, reinforce_plus_plus, reinforce_plus_plus_baseline or remax");
+  }
+  std::unique_ptr<PpoTrainer> trainer(new PpoTrainer(setup));
+  DatasetOptions options;
+  options.prompt_key = recipe.data().prompt_key();
+  options.reward_fn_key = recipe.data().reward_fn_key();
+  options.skip_bad_rows = recipe.data().skip_bad_rows();
+  const std::vector<std::string> train_files(recipe.data().train_files().begin(), recipe.data().train_files().end());
+  ASSIGN_OR_RETURN(trainer->train_, LoadPromptDataset(train_files, options));
+  if (trainer->train_.skipped_rows > 0) {
+    ROLLOUT_LOG(WARNING) << "skipped " << trainer->train_.skipped_rows
+                         << " bad training rows (data.skip_bad_rows); the first: " << trainer->train_.first_skipped;
+  }
+  if (recipe.data().val_files_size() > 0) {
+    const std::vector<std::string> val_files(recipe.data().val_files().begin(), recipe.data().val_files().end());
+    ASSIGN_OR_RETURN(trainer->val_, LoadPromptDataset(val_files, options));
+  }
+  const int64_t batch_size = recipe.data().train_batch_size();
+  if (batch_size % setup.policy->world_size() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("data.train_batch_size (", batch_size,
+                                                   ") must split evenly over the ",
+                                                   setup.policy->world_size(), " policy workers"));
+  }
+  if (batch_size % recipe.actor().ppo_mini_batch_size() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "data.train_batch_size (", batch_size, ") must be a multiple of actor.ppo_mini_batch_size (",
+        recipe.actor().ppo_mini_batch_size(), "): every update takes whole mini-batches"));
+  }
+  DataLoaderOptions loader;
+  loader.batch_size = batch_size;
+  loader.shuffle = recipe.data().shuffle();
+  loader.seed = recipe.data().seed();
+  ASSIGN_OR_RETURN(DataLoader created, DataLoader::Create(static_cast<int64_t>(trainer->train_.examples.size()), loader));
+  trainer->loader_ = std::make_unique<DataLoader>(std::move(created));
+  trainer->total_steps_ = recipe.trainer().total_training_steps() > 0
+                              ? recipe.trainer().total_training_steps()
+                              : recipe.trainer().total_epochs() * trainer->loader_->steps_per_epoch();
+  if (recipe.algorithm().use_kl_in_reward()) {
+    const config::KlControlConfig& kl = recipe.algorithm().kl_ctrl();
+    ASSIGN_OR_RETURN(trainer->kl_controller_,
+                     algorithms::MakeKlController(algorithms::KlControlOptions()
+                                                      .set_type(kl.type())
+                                                      .set_kl_coef(kl.kl_coef())
+                                                      .set_horizon(kl.horizon())
+                                                      .set_target_kl(kl.target_kl())));
+  }
+  Batch init;
+  init.SetMeta("total_training_steps", absl::StrCat(trainer->total_steps_));
+  RETURN_IF_ERROR(setup.policy->CallAll("worker.init_roles", init).status());
+  return trainer;
+}
+
+absl::StatusOr<Batch> PpoTrainer::PromptRows(const std::vector<const PromptExample*>& examples, int n,
+                                             const std::vector<std::string>& uids,
+                                             int64_t seed_base) const {
+  std::vector<std::string> prompts, formats, uid_column, seeds;
+  for (size_t i = 0; i < examples.size(); ++i) {
+    for (int s = 0; s < n; ++s) {
+      prompts.push_back(examples[i]->prompt.content);
+      formats.push_back(examples[i]->prompt.format == Prompt::Format::kChat ? "chat" : "text");
+      uid_column.push_back(uids[i]);
+      seeds.push_back(absl::StrCat(seed_base + static_cast<int64_t>(i)));
+    }
+  }
+  Batch rows;
+  RETURN_IF_ERROR(rows.AddStrings("prompt", std::move(prompts)));
+  RETURN_IF_ERROR(rows.AddStrings("prompt_format", std::move(formats)));
+  RETURN_IF_ERROR(rows.AddStrings("uid", std::move(uid_column)));
+  RETURN_IF_ERROR(rows.AddStrings("seed", std::move(seeds)));
+  return rows;
+}
+
+absl::StatusOr<std::vector<rewards::ScoredSample>> PpoTrainer::Score(
+    const Batch& generated, const std::vector<const PromptExample*>& examples, int n,
+    std::map<std::string, double>* metrics) const {
+  ASSIGN_OR_RETURN(const std::vector<std::string> responses, generated.Strings("response_text"));
+  std::vector<rewards::RewardInput> inputs(responses.size());
+  for (size_t row = 0; row < responses.size(); ++row) {
+    const PromptExample& example = *examples[row / static_cast<size_t>(n)];
+    inputs[row].data_source = example.data_source;
+    inputs[row].prompt = example.prompt.content;
+    inputs[row].response = responses[row];
+    inputs[row].ground_truth = example.ground_truth;
+    inputs[row].extra_info = example.extra_info;
+  }
+  ASSIGN_OR_RETURN(std::vector<rewards::ScoredSample> results, setup_.reward->Score(inputs));
+  const rewards::RewardFailures failures = rewards::CountFailures(results);
+  (*metrics)["reward/timeouts"] += static_cast<double>(failures.timeouts);
+  (*metrics)["reward/errors"] += static_cast<double>(failures.errors);
+  if (!failures.first.empty()) {
+    ROLLOUT_LOG(WARNING) << failures.errors << " reward errors and " << failures.timeouts
+                         << " timeouts (scored 0); the first: " << failures.first;
+  }
+  return results;
+}
+
+absl::Status PpoTrainer::Step(MetricsLogger& logger) {
+  const config::Recipe& recipe = setup_.recipe;
+  WorkerGroup& policy = *setup_.policy;
+  std::map<std::string, double> metrics;
+  const int n = recipe.rollout().n();
+  const int64_t epoch = loader_->position().epoch;
+  std::vector<const PromptExample*> examples;
+  std::vector<std::string> uids;
+  for (int64_t index : loader_->Next()) {
+    examples.push_back(&train_.examples[static_cast<size_t>(index)]);
+    uids.push_back(absl::StrCat("step", global_step_ + 1, "-", examples.size() - 1));
+  }
+  const int64_t seed_base = int64_t{recipe.rollout().seed()} * kSeedStride +
+                            (global_step_ + 1) * static_cast<int64_t>(examples.size());
+  const bool needs_ref = recipe.actor().use_kl_loss() || recipe.algorithm().use_kl_in_reward();
+  Batch batch;
+  const auto step_start = std::chrono::steady_clock::now();
+  RETURN_IF_ERROR(Timed("gen", &metrics, [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(const Batch rows, PromptRows(examples, n, uids, seed_base));
+    ASSIGN_OR_RETURN(batch, policy.CallDpSplit("rollout.generate_sequences", rows));
+    return Merge(rows.Select({"uid"}), &batch);
+  }));
+  RETURN_IF_ERROR(Timed("reward", &metrics, [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(const std::vector<rewards::ScoredSample> scored, Score(batch, examples, n, &metrics));
+    std::vector<double> scores;
+    for (const rewards::ScoredSample& sample : scored) scores.push_back(sample.output.score);
+    ASSIGN_OR_RETURN(const at::Tensor response_mask, batch.Tensor("response_mask"));
+    ASSIGN_OR_RETURN(const at::Tensor token_scores, TokenLevelScores(scores, response_mask));
+    return batch.AddTensor("token_level_scores", token_scores);
+  }));
+  ASSIGN_OR_RETURN(const Batch sequences, batch.Select(kSequenceColumns));
+  RETURN_IF_ERROR(Timed("old_log_prob", &metrics, [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(const Batch out, policy.CallDpSplit("actor.compute_log_prob", sequences));
+    ASSIGN_OR_RETURN(const at::Tensor entropys, out.Tensor("entropys"));
+    ASSIGN_OR_RETURN(const at::Tensor mask, batch.Tensor("response_mask"));
+    const at::Tensor weights = mask.to(at::kFloat);
+    metrics["actor/entropy"] = ((entropys * weights).sum() / weights.sum().clamp_min(1)).item<double>();
+    return Merge(out.Select({"old_log_probs"}), &batch);
+  }));
+  if (needs_ref) {
+    RETURN_IF_ERROR(Timed("ref", &metrics, [&]() -> absl::Status {
+      return Merge(policy.CallDpSplit("ref.compute_ref_log_prob", sequences), &batch);
+    }));
+  }
+  RETURN_IF_ERROR(Timed("adv", &metrics, [&]() -> absl::Status {
+    AdvantageStep step;
+    step.adv_estimator = recipe.algorithm().adv_estimator();
+    step.options.gamma = recipe.algorithm().gamma();
+    step.options.lam = recipe.algorithm().lam();
+    step.options.norm_adv_by_std_in_grpo = recipe.algorithm().norm_adv_by_std_in_grpo();
+    step.use_kl_in_reward = recipe.algorithm().use_kl_in_reward();
+    step.kl_penalty = recipe.algorithm().kl_penalty();
+    step.kl_controller = kl_controller_.get();
+    ASSIGN_OR_RETURN(const auto kl_metrics, ComputeAdvantageColumns(step, &batch));
+    metrics.insert(kl_metrics.begin(), kl_metrics.end());
+    return absl::OkStatus();
+  }));
+  RETURN_IF_ERROR(Timed("update_actor", &metrics, [&]() -> absl::Status {
+    std::vector<std::string> columns = kSequenceColumns;
+    columns.push_back("old_log_probs");
+    columns.push_back("advantages");
+    if (recipe.actor().use_kl_loss()) columns.push_back("ref_log_prob");
+    ASSIGN_OR_RETURN(const Batch update, batch.Select(columns));
+    ASSIGN_OR_RETURN(const std::vector<Batch> shards, policy.CallDpShards("actor.update_actor", update));
+    std::map<std::string, std::vector<double>> per_rank;
+    for (const Batch& shard : shards) {
+      ASSIGN_OR_RETURN(const auto shard_metrics, GetBatchMetrics(shard));
+      for (const auto& [name, value] : shard_metrics) per_rank[name].push_back(value);
+    }
+    for (const auto& [name, values] : per_rank) metrics[name] = Mean(values);
+    return absl::OkStatus();
+  }));
+  ASSIGN_OR_RETURN(const auto data_metrics, DataMetrics(batch));
+  metrics.insert(data_metrics.begin(), data_metrics.end());
+  ++global_step_;
+  const double step_seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();
+  ASSIGN_OR_RETURN(const at::Tensor attention_mask, batch.Tensor("attention_mask"));
+  const double tokens = attention_mask.sum().item<double>();
+  metrics["timing_s/step"] = step_seconds;
+  metrics["perf/total_num_tokens"] = tokens;
+  metrics["perf/throughput"] = tokens / step_seconds / policy.world_size();
+  metrics["training/global_step"] = static_cast<double>(global_step_);
+  metrics["training/epoch"] = static_cast<double>(epoch);
+  const int test_freq = recipe.trainer().test_freq();
+  const bool last = global_step_ == total_steps_;
+  if (!val_.examples.empty() && ((test_freq > 0 && global_step_ % test_freq == 0) || last)) {
+    RETURN_IF_ERROR(Timed("testing", &metrics, [&]() -> absl::Status {
+      ASSIGN_OR_RETURN(const auto val_metrics, Validate());
+      metrics.insert(val_metrics.begin(), val_metrics.end());
+      return absl::OkStatus();
+    }));
+  }
+  return logger.Log(global_step_, metrics);
+}
+
+absl::Status PpoTrainer::Fit(MetricsLogger& logger) {
+  if (setup_.recipe.trainer().val_before_train() && !val_.examples.empty()) {
+    ASSIGN_OR_RETURN(const auto val_metrics, Validate());
+    RETURN_IF_ERROR(logger.Log(0, val_metrics));
+  }
+  while (global_step_ < total_steps_) {
+    const absl::Status step = Step(logger);
+    if (!step.ok()) {
+      return absl::Status(step.code(), absl::StrCat("step ", global_step_ + 1, ": ", step.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::map<std::string, double>> PpoTrainer::Validate() {
+  const config::Recipe& recipe = setup_.recipe;
+  const int n = std::max(1, recipe.rollout().val_kwargs().n());
+  ASSIGN_OR_RETURN(const auto batches, ValidationBatches(static_cast<int64_t>(val_.examples.size()),
+                                                          recipe.data().val_batch_size()));
+  // Per data_source, per prompt: its samples' scores, accuracies and response texts.
+  struct PromptSamples {
+    std::vector<double> scores;
+    std::vector<double> accs;
+    std::vector<std::string> texts;
+  };
+  std::map<std::string, std::vector<PromptSamples>> by_source;
+  std::map<std::string, double> failures;
+  for (const std::vector<int64_t>& indices : batches) {
+    std::vector<const PromptExample*> examples;
+    std::vector<std::string> uids;
+    for (int64_t index : indices) {
+      examples.push_back(&val_.examples[static_cast<size_t>(index)]);
+      uids.push_back(absl::StrCat("val-", index));
+    }
+    // The same seeds every time, so validations compare the policy, not the dice.
+    ASSIGN_OR_RETURN(Batch rows, PromptRows(examples, n, uids, int64_t{recipe.rollout().seed()} * kSeedStride + indices.front()));
+    rows.SetMeta("validate", "1");
+    ASSIGN_OR_RETURN(const Batch generated, setup_.policy->CallDpSplit("rollout.generate_sequences", rows));
+    ASSIGN_OR_RETURN(const std::vector<rewards::ScoredSample> scored, Score(generated, examples, n, &failures));
+    ASSIGN_OR_RETURN(const std::vector<std::string> texts, generated.Strings("response_text"));
+    for (size_t i = 0; i < examples.size(); ++i) {
+      PromptSamples samples;
+      for (int s = 0; s < n; ++s) {
+        const size_t row = i * static_cast<size_t>(n) + static_cast<size_t>(s);
+        samples.scores.push_back(scored[row].output.score);
+        const auto acc = scored[row].output.extra.find("acc");
+        if (acc != scored[row].output.extra.end()) samples.accs.push_back(acc->second);
+        samples.texts.push_back(std::string(absl::StripAsciiWhitespace(texts[row])));
+      }
+      by_source[examples[i]->data_source.empty() ? "unknown" : examples[i]->data_source].push_back(std::move(samples));
+    }
+  }
+  std::map<std::string, double> metrics;
+  for (const auto& [source, prompts] : by_source) {
+    const bool has_acc = !prompts.empty() && prompts.front().accs.size() == static_cast<size_t>(n);
+    // verl: the core variable is acc when the reward reports it, else the reward.
+    for (const char* var : {"reward", "acc"}) {
+      const bool is_acc = std::string(var) == "acc";
+      if (is_acc && !has_acc) continue;
+      const std::string section = is_acc == has_acc ? "val-core" : "val-aux";
+      const std::string prefix = absl::StrCat(section, "/", source, "/", var, "/");
+      std::vector<double> means, bests, majorities;
+      for (const PromptSamples& samples : prompts) {
+        const std::vector<double>& values = is_acc ? samples.accs : samples.scores;
+        means.push_back(Mean(values));
+        bests.push_back(*std::max_element(values.begin(), values.end()));
+        // maj@N: the value of the most frequent response (the first on ties).
+        size_t best = 0, best_count = 0;
+        for (size_t a = 0; a < samples.texts.size(); ++a) {
+          const size_t count = static_cast<size_t>(std::count(samples.texts.begin(), samples.texts.end(), samples.texts[a]));
+          if (count > best_count) best = a, best_count = count;
+        }
+        majorities.push_back(values[best]);
+      }
+      metrics[absl::StrCat(prefix, "mean@", n)] = Mean(means);
+      if (n > 1) {
+        metrics[absl::StrCat(prefix, "best@", n, "/mean")] = Mean(bests);
+        metrics[absl::StrCat(prefix, "maj@", n, "/mean")] = Mean(majorities);
+      }
+    }
+  }
+  metrics["val/reward_timeouts"] = failures["reward/timeouts"];
+  metrics["val/reward_errors"] = failures["reward/errors"];
+  return metrics;
+}
+
+}  // namespace rollout::controller

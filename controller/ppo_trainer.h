@@ -1,0 +1,77 @@
+// The PPO / GRPO training loop on the controller (verl's RayPPOTrainer.fit), in verl's
+// order and with its metric names:
+//   gen (rollout.generate_sequences) -> reward (the reward runner) -> old_log_prob ->
+//   ref (when a KL term needs it) -> adv (KL in reward, advantage estimator) ->
+//   update_actor -> metrics; validation before training (trainer.val_before_train),
+//   every trainer.test_freq steps and after the last step.
+// Batch semantics as verl: data.train_batch_size prompts per step, each sent
+// rollout.n times (rows of one prompt share a uid and generate as one group),
+// actor.ppo_mini_batch_size counted in prompts on the worker side.
+//
+// This version drives colocated actor/rollout/ref workers (one pool) without a critic:
+// GRPO-family estimators. Not thread-safe; the trainer owns the loop.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "algorithms/kl_controller.h"
+#include "controller/dataloader.h"
+#include "controller/dataset.h"
+#include "controller/metrics_logger.h"
+#include "controller/worker_group.h"
+#include "proto/recipe.pb.h"
+#include "rewards/reward_runner.h"
+
+namespace rollout::controller {
+
+struct PpoTrainerSetup {
+  config::Recipe recipe;
+  WorkerGroup* policy = nullptr;             // hosts actor, rollout and ref
+  rewards::RewardRunner* reward = nullptr;   // scores responses
+};
+
+class PpoTrainer {
+ public:
+  // Loads the datasets, checks the batch sizes against the workers and the recipe
+  // against what this loop supports (InvalidArgument naming the key), and initialises
+  // the workers' roles (worker.init_roles).
+  static absl::StatusOr<std::unique_ptr<PpoTrainer>> Create(const PpoTrainerSetup& setup);
+
+  // Runs every step, handing each step's metrics to `logger` (step 0: the validation
+  // before training). The error of the first failing phase, prefixed with the step.
+  absl::Status Fit(MetricsLogger& logger);
+
+  // One pass over the validation set: val-core/<data_source>/reward/mean@N (and acc
+  // when the reward reports it), best@N and maj@N (the score of the most frequent
+  // response) when N > 1.
+  absl::StatusOr<std::map<std::string, double>> Validate();
+
+  int64_t total_steps() const { return total_steps_; }
+  int64_t global_step() const { return global_step_; }
+
+ private:
+  explicit PpoTrainer(const PpoTrainerSetup& setup) : setup_(setup) {}
+  absl::Status Step(MetricsLogger& logger);
+  // Prompt rows for `examples`, each repeated `n` times, with uid and seed columns.
+  absl::StatusOr<Batch> PromptRows(const std::vector<const PromptExample*>& examples, int n,
+                                   const std::vector<std::string>& uids, int64_t seed_base) const;
+  // Scores the generated rows; returns the scores and fills the failure metrics.
+  absl::StatusOr<std::vector<rewards::ScoredSample>> Score(
+      const Batch& generated, const std::vector<const PromptExample*>& examples, int n,
+      std::map<std::string, double>* metrics) const;
+
+  const PpoTrainerSetup setup_;
+  Dataset<PromptExample> train_;
+  Dataset<PromptExample> val_;
+  std::unique_ptr<DataLoader> loader_;
+  std::unique_ptr<algorithms::KlController> kl_controller_;
+  int64_t total_steps_ = 0;
+  int64_t global_step_ = 0;
+};
+
+}  // namespace rollout::controller

@@ -1,0 +1,232 @@
+// JSON-lines datasets: the three row kinds, verl's layout, bad rows named by
+// file:line or skipped and counted, missing files.
+#include "controller/dataset.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "tests/support/temp_dir.h"
+
+namespace rollout::controller {
+namespace {
+
+using ::rollout::testing::TempDir;
+using ::testing::HasSubstr;
+
+absl::StatusOr<Dataset<PromptExample>> LoadPrompts(const std::string& text,
+                                                   const DatasetOptions& options = {}) {
+  TempDir dir("dataset");
+  return LoadPromptDataset({dir.Write("rows.jsonl", text)}, options);
+}
+
+// The error of loading `text` as prompt rows, with the temp path cut to "rows.jsonl".
+std::string PromptRowError(const std::string& text) {
+  const absl::StatusOr<Dataset<PromptExample>> dataset = LoadPrompts(text);
+  EXPECT_EQ(dataset.status().code(), absl::StatusCode::kInvalidArgument);
+  const std::string message(dataset.status().message());
+  const size_t at = message.find("rows.jsonl");
+  return at == std::string::npos ? message : message.substr(at);
+}
+
+TEST(PromptDataset, LoadsTextPromptsWithAllFields) {
+  const Dataset<PromptExample> dataset =
+      LoadPrompts(R"({"prompt": "12+35=", "data_source": "arithmetic", "ground_truth": "47", )"
+                  R"("extra_info": {"index": 3}})"
+                  "\n")
+          .value();
+  ASSERT_EQ(dataset.examples.size(), 1u);
+  const PromptExample& example = dataset.examples[0];
+  EXPECT_EQ(example.prompt.format, Prompt::Format::kText);
+  EXPECT_EQ(example.prompt.content, "12+35=");
+  EXPECT_EQ(example.data_source, "arithmetic");
+  EXPECT_EQ(example.ground_truth, "47");
+  EXPECT_EQ(example.extra_info, R"({"index":3})");
+  EXPECT_THAT(example.where, ::testing::EndsWith("rows.jsonl:1"));
+  EXPECT_EQ(dataset.skipped_rows, 0);
+}
+
+TEST(PromptDataset, KeepsChatMessagesAsTheirJsonArray) {
+  const Dataset<PromptExample> dataset =
+      LoadPrompts(R"({"prompt": [{"role": "system", "content": "Be brief."}, )"
+                  R"({"role": "user", "content": "2+2?"}], "ground_truth": "4"})")
+          .value();
+  ASSERT_EQ(dataset.examples.size(), 1u);
+  EXPECT_EQ(dataset.examples[0].prompt.format, Prompt::Format::kChat);
+  EXPECT_EQ(dataset.examples[0].prompt.content,
+            R"([{"content":"Be brief.","role":"system"},{"content":"2+2?","role":"user"}])");
+}
+
+TEST(PromptDataset, ReadsVerlLayoutWithConfiguredKeys) {
+  DatasetOptions options;
+  options.prompt_key = "question";
+  options.reward_fn_key = "source";
+  const Dataset<PromptExample> dataset =
+      LoadPrompts(
+          R"({"source": "openai/gsm8k", "question": [{"role": "user", "content": "How many?"}], )"
+          R"("ability": "math", "reward_model": {"style": "rule", "ground_truth": "72"}, )"
+          R"("extra_info": {"split": "train", "index": 0}})",
+          options)
+          .value();
+  ASSERT_EQ(dataset.examples.size(), 1u);
+  const PromptExample& example = dataset.examples[0];
+  EXPECT_EQ(example.data_source, "openai/gsm8k");
+  EXPECT_EQ(example.ground_truth, "72");
+  EXPECT_EQ(example.prompt.format, Prompt::Format::kChat);
+  EXPECT_EQ(example.extra_info, R"({"index":0,"split":"train"})");
+}
+
+TEST(PromptDataset, KeepsNonStringGroundTruthsAsJsonText) {
+  const Dataset<PromptExample> dataset =
+      LoadPrompts(
+          R"({"prompt": "p", "ground_truth": {"target": 98, "numbers": [44, 19, 35]}})"
+          "\n"
+          R"({"prompt": "p", "ground_truth": 47})"
+          "\n")
+          .value();
+  ASSERT_EQ(dataset.examples.size(), 2u);
+  EXPECT_EQ(dataset.examples[0].ground_truth, R"({"numbers":[44,19,35],"target":98})");
+  EXPECT_EQ(dataset.examples[1].ground_truth, "47");
+}
+
+TEST(PromptDataset, OptionalFieldsDefaultToEmptyDataSourceAndEmptyObject) {
+  const Dataset<PromptExample> dataset =
+      LoadPrompts(R"({"prompt": "p", "ground_truth": "g"})").value();
+  ASSERT_EQ(dataset.examples.size(), 1u);
+  EXPECT_EQ(dataset.examples[0].data_source, "");
+  EXPECT_EQ(dataset.examples[0].extra_info, "{}");
+}
+
+TEST(PromptDataset, ConcatenatesFilesInOrderAndSkipsBlankLines) {
+  TempDir dir("dataset");
+  const std::string first = dir.Write("a.jsonl",
+                                      "\n"
+                                      R"({"prompt": "a1", "ground_truth": "1"})"
+                                      "\r\n   \n"
+                                      R"({"prompt": "a2", "ground_truth": "2"})");
+  const std::string second = dir.Write("b.jsonl", R"({"prompt": "b1", "ground_truth": "3"})"
+                                                  "\n");
+  const Dataset<PromptExample> dataset = LoadPromptDataset({first, second}, {}).value();
+  ASSERT_EQ(dataset.examples.size(), 3u);
+  EXPECT_EQ(dataset.examples[0].prompt.content, "a1");
+  EXPECT_EQ(dataset.examples[0].where, first + ":2");
+  EXPECT_EQ(dataset.examples[1].prompt.content, "a2");
+  EXPECT_EQ(dataset.examples[1].where, first + ":4");
+  EXPECT_EQ(dataset.examples[2].prompt.content, "b1");
+  EXPECT_EQ(dataset.examples[2].where, second + ":1");
+}
+
+TEST(PromptDataset, BadRowsAreErrorsNamingFileAndLine) {
+  const std::string good = R"({"prompt": "p", "ground_truth": "g"})"
+                           "\n\n";  // the bad row is on line 3
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"{\"prompt\": ", "rows.jsonl:3: not valid JSON"},
+      {"[1, 2]", "rows.jsonl:3: not a JSON object but array"},
+      {R"({"ground_truth": "g"})", "rows.jsonl:3: \"prompt\" is missing"},
+      {R"({"prompt": 5, "ground_truth": "g"})",
+       "rows.jsonl:3: \"prompt\" must be text or a list of chat messages, not number"},
+      {R"({"prompt": "  ", "ground_truth": "g"})", "rows.jsonl:3: \"prompt\" is empty"},
+      {R"({"prompt": [], "ground_truth": "g"})",
+       "rows.jsonl:3: \"prompt\" is an empty list of chat messages"},
+      {R"({"prompt": [{"role": "user"}], "ground_truth": "g"})",
+       "rows.jsonl:3: \"prompt\" message 0 is not {\"role\": string, \"content\": string}"},
+      {R"({"prompt": "p"})", "rows.jsonl:3: no ground truth"},
+      {R"({"prompt": "p", "reward_model": "72"})",
+       "rows.jsonl:3: \"reward_model\" must be an object, not string"},
+      {R"({"prompt": "p", "ground_truth": "g", "data_source": 1})",
+       "rows.jsonl:3: \"data_source\" must be a string, not number"},
+      {R"({"prompt": "p", "ground_truth": "g", "extra_info": [1]})",
+       "rows.jsonl:3: \"extra_info\" must be an object, not array"},
+  };
+  for (const auto& [row, expected] : cases) {
+    EXPECT_THAT(PromptRowError(good + row + "\n" + good), ::testing::StartsWith(expected)) << row;
+  }
+}
+
+TEST(PromptDataset, SkipBadRowsLeavesThemOutAndCountsThem) {
+  DatasetOptions options;
+  options.skip_bad_rows = true;
+  const Dataset<PromptExample> dataset =
+      LoadPrompts(
+          R"({"prompt": "a", "ground_truth": "1"})"
+          "\nnot json\n"
+          R"({"prompt": "b"})"
+          "\n"
+          R"({"prompt": "c", "ground_truth": "3"})",
+          options)
+          .value();
+  ASSERT_EQ(dataset.examples.size(), 2u);
+  EXPECT_EQ(dataset.examples[0].prompt.content, "a");
+  EXPECT_EQ(dataset.examples[1].prompt.content, "c");
+  EXPECT_EQ(dataset.skipped_rows, 2);
+  EXPECT_THAT(dataset.first_skipped, HasSubstr("rows.jsonl:2: not valid JSON"));
+}
+
+TEST(PromptDataset, MissingFileIsNotFoundNamingIt) {
+  TempDir dir("dataset");
+  const std::string missing = dir.Path("nope.jsonl");
+  const absl::StatusOr<Dataset<PromptExample>> dataset = LoadPromptDataset({missing}, {});
+  EXPECT_EQ(dataset.status().code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(dataset.status().message(), HasSubstr(missing));
+}
+
+TEST(PromptDataset, NoFilesIsInvalidArgument) {
+  EXPECT_EQ(LoadPromptDataset({}, {}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(SftDataset, LoadsPromptResponsePairs) {
+  TempDir dir("dataset");
+  const std::string path = dir.Write(
+      "sft.jsonl", R"({"prompt": "12+35=", "response": "47"})"
+                   "\n"
+                   R"({"prompt": [{"role": "user", "content": "hi"}], "response": "hello"})"
+                   "\n");
+  const Dataset<SftExample> dataset = LoadSftDataset({path}, {}).value();
+  ASSERT_EQ(dataset.examples.size(), 2u);
+  EXPECT_EQ(dataset.examples[0].prompt.content, "12+35=");
+  EXPECT_EQ(dataset.examples[0].response, "47");
+  EXPECT_EQ(dataset.examples[1].prompt.format, Prompt::Format::kChat);
+  EXPECT_EQ(dataset.examples[1].response, "hello");
+  EXPECT_EQ(dataset.examples[1].where, path + ":2");
+}
+
+TEST(SftDataset, ResponseMustBeAString) {
+  TempDir dir("dataset");
+  const std::string path = dir.Write("sft.jsonl", R"({"prompt": "p", "response": 47})");
+  const absl::StatusOr<Dataset<SftExample>> dataset = LoadSftDataset({path}, {});
+  EXPECT_EQ(dataset.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(dataset.status().message(), path + ":1: \"response\" must be a string, not number");
+}
+
+TEST(PreferenceDataset, LoadsPromptChosenRejected) {
+  TempDir dir("dataset");
+  const std::string path =
+      dir.Write("dpo.jsonl", R"({"prompt": "12+35=", "chosen": "47", "rejected": "46"})");
+  const Dataset<PreferenceExample> dataset = LoadPreferenceDataset({path}, {}).value();
+  ASSERT_EQ(dataset.examples.size(), 1u);
+  EXPECT_EQ(dataset.examples[0].prompt.content, "12+35=");
+  EXPECT_EQ(dataset.examples[0].chosen, "47");
+  EXPECT_EQ(dataset.examples[0].rejected, "46");
+}
+
+TEST(PreferenceDataset, MissingRejectedIsAnErrorUnlessSkipped) {
+  TempDir dir("dataset");
+  const std::string path =
+      dir.Write("dpo.jsonl", R"({"prompt": "p", "chosen": "a"})"
+                             "\n"
+                             R"({"prompt": "p", "chosen": "a", "rejected": "b"})");
+  const absl::StatusOr<Dataset<PreferenceExample>> strict = LoadPreferenceDataset({path}, {});
+  EXPECT_EQ(strict.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(strict.status().message(), path + ":1: \"rejected\" is missing");
+  DatasetOptions options;
+  options.skip_bad_rows = true;
+  const Dataset<PreferenceExample> lenient = LoadPreferenceDataset({path}, options).value();
+  EXPECT_EQ(lenient.examples.size(), 1u);
+  EXPECT_EQ(lenient.skipped_rows, 1);
+  EXPECT_EQ(lenient.first_skipped, path + ":1: \"rejected\" is missing");
+}
+
+}  // namespace
+}  // namespace rollout::controller

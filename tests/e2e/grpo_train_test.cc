@@ -1,0 +1,88 @@
+// `rollout train` end to end on the CPU through real worker processes: generated
+// arithmetic data, the tiny Qwen2 fixture, GRPO for three steps with validation, and
+// the metrics that come out (verl's names, in the JSON-lines log).
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace rollout {
+namespace {
+
+using ::testing::HasSubstr;
+
+// Runs `rollout ARGS` in `dir` (where the run's logs and checkpoints go).
+testing::CommandResult RolloutIn(const std::string& dir, const std::vector<std::string>& args) {
+  const std::string command =
+      absl::StrCat("cd '", dir, "' && '", ROLLOUT_BINARY_PATH, "' ", absl::StrJoin(args, " "));
+  return testing::RunCommand({"/bin/sh", "-c", command}, 600);
+}
+
+std::vector<nlohmann::json> ReadJsonLines(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<nlohmann::json> lines;
+  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
+  return lines;
+}
+
+TEST(GrpoTrain, ThreeStepsOnTheCpuLogVerlsMetrics) {
+  testing::TempDir dir("grpo_e2e");
+  const testing::CommandResult data =
+      RolloutIn(dir.path(), {"gen-data", "arithmetic", "--out", "data", "--train", "64", "--val", "8"});
+  ASSERT_EQ(data.exit_code, 0) << data.output;
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  const testing::CommandResult train = RolloutIn(
+      dir.path(),
+      {"train", source + "/recipes/grpo_arith.yaml", "data.train_files=[data/train.jsonl]",
+       "data.val_files=[data/val.jsonl]", "actor.model.path=" + source + "/tests/data/tiny-qwen2",
+       "trainer.device=cpu", "trainer.total_training_steps=3", "trainer.test_freq=2",
+       "trainer.logger=[console,jsonl]", "data.train_batch_size=4", "actor.ppo_mini_batch_size=2",
+       "actor.ppo_micro_batch_size_per_gpu=2", "rollout.n=2", "rollout.cpu_kv_cache_gib=0.05",
+       "data.max_response_length=8"});
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  EXPECT_THAT(train.output, HasSubstr("step 3/3"));
+  EXPECT_THAT(train.output, HasSubstr("critic/score/mean over steps"));  // the reward curve
+
+  const auto steps = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/grpo_arith/metrics.jsonl"));
+  ASSERT_EQ(steps.size(), 4u);  // validation before training, then three steps
+  EXPECT_EQ(steps[0]["step"], 0);
+  EXPECT_TRUE(steps[0].contains("val-core/arithmetic/reward/mean@1"));
+  for (int step = 1; step <= 3; ++step) {
+    const nlohmann::json& metrics = steps[static_cast<size_t>(step)];
+    EXPECT_EQ(metrics["step"], step);
+    for (const char* name : {"timing_s/gen", "timing_s/reward", "timing_s/old_log_prob", "timing_s/ref",
+                             "timing_s/adv", "timing_s/update_actor", "timing_s/step", "perf/throughput",
+                             "actor/pg_loss", "actor/kl_loss", "actor/entropy", "actor/pg_clipfrac",
+                             "actor/grad_norm", "actor/lr", "critic/score/mean", "critic/advantages/mean",
+                             "response_length/mean", "reward/timeouts", "reward/errors"}) {
+      EXPECT_TRUE(metrics.contains(name)) << "step " << step << " lacks " << name;
+    }
+  }
+  EXPECT_TRUE(steps[2].contains("val-core/arithmetic/reward/mean@1"));  // test_freq 2
+  EXPECT_TRUE(steps[3].contains("val-core/arithmetic/reward/mean@1"));  // the last step
+  EXPECT_FALSE(steps[1].contains("val-core/arithmetic/reward/mean@1"));
+}
+
+TEST(GrpoTrain, AMiniBatchThatDoesNotSplitIsAClearError) {
+  testing::TempDir dir("grpo_e2e_bad");
+  ASSERT_EQ(RolloutIn(dir.path(), {"gen-data", "arithmetic", "--out", "data", "--train", "16", "--val", "4"}).exit_code, 0);
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  const testing::CommandResult train = RolloutIn(
+      dir.path(), {"train", source + "/recipes/grpo_arith.yaml", "data.train_files=[data/train.jsonl]",
+                   "data.val_files=[data/val.jsonl]", "actor.model.path=" + source + "/tests/data/tiny-qwen2",
+                   "trainer.device=cpu", "data.train_batch_size=4", "actor.ppo_mini_batch_size=3", "rollout.n=2"});
+  EXPECT_NE(train.exit_code, 0);
+  EXPECT_THAT(train.output,
+              HasSubstr("data.train_batch_size (4) must be a multiple of actor.ppo_mini_batch_size (3)"));
+}
+
+}  // namespace
+}  // namespace rollout
