@@ -8,6 +8,7 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "algorithms/dapo.h"
 #include "common/batch_metrics.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
@@ -150,6 +151,25 @@ absl::StatusOr<std::vector<rewards::ScoredSample>> PpoTrainer::Score(
   return results;
 }
 
+absl::StatusOr<std::vector<double>> PpoTrainer::ShapeOverlong(const std::vector<double>& scores,
+                                                               const at::Tensor& response_mask,
+                                                               std::map<std::string, double>* metrics) const {
+  const config::OverlongBufferConfig& buffer = setup_.recipe.reward().overlong_buffer();
+  if (!buffer.enable()) return scores;
+  algorithms::OverlongBufferOptions options;
+  options.enable = true;
+  options.len = buffer.len();
+  options.penalty_factor = buffer.penalty_factor();
+  options.max_response_length = setup_.recipe.data().max_response_length();
+  const at::Tensor as_tensor = at::tensor(scores, at::kDouble);
+  ASSIGN_OR_RETURN(const algorithms::OverlongShaping shaped,
+                   algorithms::ShapeOverlongScores(as_tensor, response_mask.to(at::kLong).sum(1), options));
+  (*metrics)["reward/overlong_penalty/mean"] = shaped.penalties.mean().item<double>();
+  (*metrics)["reward/overlong_fraction"] = (shaped.penalties < 0).to(at::kDouble).mean().item<double>();
+  const at::Tensor contiguous = shaped.scores.contiguous();
+  return std::vector<double>(contiguous.data_ptr<double>(), contiguous.data_ptr<double>() + contiguous.numel());
+}
+
 absl::Status PpoTrainer::Step(MetricsLogger& logger) {
   const config::Recipe& recipe = setup_.recipe;
   WorkerGroup& policy = *setup_.policy;
@@ -177,6 +197,7 @@ absl::Status PpoTrainer::Step(MetricsLogger& logger) {
     std::vector<double> scores;
     for (const rewards::ScoredSample& sample : scored) scores.push_back(sample.output.score);
     ASSIGN_OR_RETURN(const at::Tensor response_mask, batch.Tensor("response_mask"));
+    ASSIGN_OR_RETURN(scores, ShapeOverlong(scores, response_mask, &metrics));
     ASSIGN_OR_RETURN(const at::Tensor token_scores, TokenLevelScores(scores, response_mask));
     return batch.AddTensor("token_level_scores", token_scores);
   }));

@@ -1,6 +1,7 @@
 // The PPO / GRPO training loop on the controller (verl's RayPPOTrainer.fit), in verl's
 // order and with its metric names:
-//   gen (rollout.generate_sequences) -> reward (the reward runner) -> old_log_prob ->
+//   gen (rollout.generate_sequences) -> reward (the reward runner, then DAPO's overlong
+//   shaping with reward.overlong_buffer.enable) -> old_log_prob ->
 //   ref (when a KL term needs it) -> adv (KL in reward, advantage estimator) ->
 //   update_actor -> metrics; validation before training (trainer.val_before_train),
 //   every trainer.test_freq steps and after the last step.
@@ -11,6 +12,8 @@
 // This version drives colocated actor/rollout/ref workers (one pool) without a critic:
 // GRPO-family estimators. Not thread-safe; the trainer owns the loop.
 #pragma once
+
+#include <ATen/core/Tensor.h>
 
 #include <map>
 #include <memory>
@@ -64,6 +67,12 @@ class PpoTrainer {
   absl::StatusOr<std::vector<rewards::ScoredSample>> Score(
       const Batch& generated, const std::vector<const PromptExample*>& examples, int n,
       std::map<std::string, double>* metrics) const;
+
+  // DAPO's overlong reward shaping (reward.overlong_buffer) of the scores, as verl's DAPO
+  // reward manager applies it; the scores unchanged when it is off.
+  absl::StatusOr<std::vector<double>> ShapeOverlong(const std::vector<double>& scores,
+                                                    const at::Tensor& response_mask,
+                                                    std::map<std::string, double>* metrics) const;
 
   const PpoTrainerSetup setup_;
   Dataset<PromptExample> train_;

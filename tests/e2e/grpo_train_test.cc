@@ -1,6 +1,7 @@
 // `rollout train` end to end on the CPU through real worker processes: generated
-// arithmetic data, the tiny Qwen2 fixture, GRPO for three steps with validation, and
-// the metrics that come out (verl's names, in the JSON-lines log).
+// arithmetic data, the tiny Qwen2 fixture, GRPO for three steps with validation and
+// DAPO's overlong shaping, and the metrics that come out (verl's names, in the
+// JSON-lines log).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -46,7 +47,7 @@ TEST(GrpoTrain, ThreeStepsOnTheCpuLogVerlsMetrics) {
        "trainer.device=cpu", "trainer.total_training_steps=3", "trainer.test_freq=2",
        "trainer.logger=[console,jsonl]", "data.train_batch_size=4", "actor.ppo_mini_batch_size=2",
        "actor.ppo_micro_batch_size_per_gpu=2", "rollout.n=2", "rollout.cpu_kv_cache_gib=0.05",
-       "data.max_response_length=8"});
+       "data.max_response_length=8", "reward.overlong_buffer.enable=true", "reward.overlong_buffer.len=4"});
   ASSERT_EQ(train.exit_code, 0) << train.output;
   EXPECT_THAT(train.output, HasSubstr("step 3/3"));
   EXPECT_THAT(train.output, HasSubstr("critic/score/mean over steps"));  // the reward curve
@@ -62,7 +63,8 @@ TEST(GrpoTrain, ThreeStepsOnTheCpuLogVerlsMetrics) {
                              "timing_s/adv", "timing_s/update_actor", "timing_s/step", "perf/throughput",
                              "actor/pg_loss", "actor/kl_loss", "actor/entropy", "actor/pg_clipfrac",
                              "actor/grad_norm", "actor/lr", "critic/score/mean", "critic/advantages/mean",
-                             "response_length/mean", "reward/timeouts", "reward/errors"}) {
+                             "response_length/mean", "reward/timeouts", "reward/errors",
+                             "reward/overlong_fraction", "reward/overlong_penalty/mean"}) {
       EXPECT_TRUE(metrics.contains(name)) << "step " << step << " lacks " << name;
     }
   }
