@@ -3,8 +3,10 @@
 # On a machine without a usable GPU the recipe runs on the CPU. Extra arguments are
 # passed to `rollout train` (recipe overrides like rollout.n=4, or flags).
 #
-# Until the GRPO training loop lands (issue 7) this is a dry run: it resolves and
-# saves the recipe, starts every worker, runs the pre-flight check and stops.
+# It writes the arithmetic dataset (data/arith) when missing and trains GRPO for
+# 20 steps on the tiny Qwen2 fixture model. That model is random, so its rewards stay
+# near 0: the SFT warm start that gives GRPO something to improve comes with
+# recipes/grpo_arith_tiny.yaml (issue 7).
 set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 build=${ROLLOUT_BUILD_DIR:-$root/build}
@@ -17,4 +19,8 @@ if grep -q '^ROLLOUT_WITH_CUDA:INTERNAL=ON' "$build/CMakeCache.txt" 2>/dev/null 
   device=cuda
 fi
 cd "$root"
-exec "$build/cli/rollout" train recipes/grpo_arith.yaml trainer.device=$device --dry-run "$@"
+if [[ ! -f data/arith/train.jsonl ]]; then
+  "$build/cli/rollout" gen-data arithmetic --out data/arith
+fi
+exec "$build/cli/rollout" train recipes/grpo_arith.yaml trainer.device=$device \
+  trainer.total_training_steps=20 "$@"
