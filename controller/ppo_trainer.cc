@@ -13,6 +13,7 @@
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "controller/ppo_step.h"
+#include "controller/trainer_common.h"
 
 namespace rollout::controller {
 namespace {
@@ -58,19 +59,14 @@ absl::StatusOr<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(const PpoTrainerS
         "use grpo, rloo, reinforce_plus_plus, reinforce_plus_plus_baseline or remax");
   }
   std::unique_ptr<PpoTrainer> trainer(new PpoTrainer(setup));
-  DatasetOptions options;
-  options.prompt_key = recipe.data().prompt_key();
-  options.reward_fn_key = recipe.data().reward_fn_key();
-  options.skip_bad_rows = recipe.data().skip_bad_rows();
-  const std::vector<std::string> train_files(recipe.data().train_files().begin(), recipe.data().train_files().end());
-  ASSIGN_OR_RETURN(trainer->train_, LoadPromptDataset(train_files, options));
+  const DatasetOptions options = DatasetOptionsFrom(recipe.data());
+  ASSIGN_OR_RETURN(trainer->train_, LoadPromptDataset(Files(recipe.data().train_files()), options));
   if (trainer->train_.skipped_rows > 0) {
     ROLLOUT_LOG(WARNING) << "skipped " << trainer->train_.skipped_rows
                          << " bad training rows (data.skip_bad_rows); the first: " << trainer->train_.first_skipped;
   }
   if (recipe.data().val_files_size() > 0) {
-    const std::vector<std::string> val_files(recipe.data().val_files().begin(), recipe.data().val_files().end());
-    ASSIGN_OR_RETURN(trainer->val_, LoadPromptDataset(val_files, options));
+    ASSIGN_OR_RETURN(trainer->val_, LoadPromptDataset(Files(recipe.data().val_files()), options));
   }
   const int64_t batch_size = recipe.data().train_batch_size();
   if (batch_size % setup.policy->world_size() != 0) {
@@ -89,9 +85,7 @@ absl::StatusOr<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(const PpoTrainerS
   loader.seed = recipe.data().seed();
   ASSIGN_OR_RETURN(DataLoader created, DataLoader::Create(static_cast<int64_t>(trainer->train_.examples.size()), loader));
   trainer->loader_ = std::make_unique<DataLoader>(std::move(created));
-  trainer->total_steps_ = recipe.trainer().total_training_steps() > 0
-                              ? recipe.trainer().total_training_steps()
-                              : recipe.trainer().total_epochs() * trainer->loader_->steps_per_epoch();
+  trainer->total_steps_ = TotalTrainingSteps(recipe.trainer(), trainer->loader_->steps_per_epoch());
   if (recipe.algorithm().use_kl_in_reward()) {
     const config::KlControlConfig& kl = recipe.algorithm().kl_ctrl();
     ASSIGN_OR_RETURN(trainer->kl_controller_,
@@ -101,9 +95,7 @@ absl::StatusOr<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(const PpoTrainerS
                                                       .set_horizon(kl.horizon())
                                                       .set_target_kl(kl.target_kl())));
   }
-  Batch init;
-  init.SetMeta("total_training_steps", absl::StrCat(trainer->total_steps_));
-  RETURN_IF_ERROR(setup.policy->CallAll("worker.init_roles", init).status());
+  RETURN_IF_ERROR(InitRoles(*setup.policy, trainer->total_steps_));
   return trainer;
 }
 
@@ -255,9 +247,7 @@ absl::Status PpoTrainer::Step(MetricsLogger& logger) {
   metrics["perf/throughput"] = tokens / step_seconds / policy.world_size();
   metrics["training/global_step"] = static_cast<double>(global_step_);
   metrics["training/epoch"] = static_cast<double>(epoch);
-  const int test_freq = recipe.trainer().test_freq();
-  const bool last = global_step_ == total_steps_;
-  if (!val_.examples.empty() && ((test_freq > 0 && global_step_ % test_freq == 0) || last)) {
+  if (!val_.examples.empty() && ValidatesAfter(recipe.trainer(), global_step_, total_steps_)) {
     RETURN_IF_ERROR(Timed("testing", &metrics, [&]() -> absl::Status {
       ASSIGN_OR_RETURN(const auto val_metrics, Validate());
       metrics.insert(val_metrics.begin(), val_metrics.end());

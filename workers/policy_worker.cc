@@ -12,6 +12,7 @@
 #include "workers/policy_batch.h"
 #include "workers/response_scores.h"
 #include "workers/rollout_batch.h"
+#include "workers/sft_batch.h"
 
 namespace rollout::workers {
 namespace {
@@ -62,8 +63,14 @@ PolicyWorker::~PolicyWorker() = default;
 absl::StatusOr<std::unique_ptr<PolicyWorker>> PolicyWorker::Create(const PolicyWorkerSetup& setup) {
   std::unique_ptr<PolicyWorker> worker(new PolicyWorker(setup));
   RETURN_IF_ERROR(worker->LoadModels());
-  if (worker->Hosts("actor")) RETURN_IF_ERROR(worker->CreateActor());
-  if (worker->Hosts("rollout")) RETURN_IF_ERROR(worker->CreateEngine());
+  if (worker->Hosts("actor")) {
+    RETURN_IF_ERROR(setup.recipe.trainer().mode() == "sft" ? worker->CreateSftLearner()
+                                                           : worker->CreateActor());
+  }
+  // SFT generates nothing: no KV cache.
+  if (worker->Hosts("rollout") && setup.recipe.trainer().mode() != "sft") {
+    RETURN_IF_ERROR(worker->CreateEngine());
+  }
   return worker;
 }
 
@@ -121,14 +128,61 @@ absl::Status PolicyWorker::CreateActor() {
   options.kl_loss_type = actor.kl_loss_type();
   options.adamw = AdamWFrom(actor.optim());
   options.lr_schedule = ScheduleFrom(actor.optim(), setup_.total_training_steps);
+  ASSIGN_OR_RETURN(actor_, PolicyActor::Create(model_.get(), Trainable(), options));
+  return absl::OkStatus();
+}
+
+std::vector<at::Tensor*> PolicyWorker::Trainable() {
   std::vector<at::Tensor*> trainable;
-  if (actor.model().lora_rank() > 0) {
+  if (setup_.recipe.actor().model().lora_rank() > 0) {
     for (auto& [name, tensor] : models::NamedLoraParameters(*model_)) trainable.push_back(tensor);
   } else {
     for (auto& [name, tensor] : model_->NamedParameters()) trainable.push_back(tensor);
   }
-  ASSIGN_OR_RETURN(actor_, PolicyActor::Create(model_.get(), std::move(trainable), options));
+  return trainable;
+}
+
+absl::Status PolicyWorker::CreateSftLearner() {
+  const config::ActorConfig& actor = setup_.recipe.actor();
+  const int64_t batch = setup_.recipe.data().train_batch_size();
+  if (batch % setup_.world != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("data.train_batch_size (", batch,
+                                                   ") does not split over ", setup_.world, " workers"));
+  }
+  SftOptions options;
+  options.plan.mini_batch_rows = batch / setup_.world;  // one optimizer step per batch
+  options.plan.micro_batch_rows = actor.ppo_micro_batch_size_per_gpu();
+  options.plan.grad_clip = actor.grad_clip();
+  options.adamw = AdamWFrom(actor.optim());
+  options.lr_schedule = ScheduleFrom(actor.optim(), setup_.total_training_steps);
+  ASSIGN_OR_RETURN(sft_, SftLearner::Create(model_.get(), Trainable(), options));
   return absl::OkStatus();
+}
+
+absl::StatusOr<PolicyBatch> PolicyWorker::SftBatchFrom(const Batch& input) const {
+  SftRows rows;
+  ASSIGN_OR_RETURN(rows.prompts, input.Strings("prompt"));
+  ASSIGN_OR_RETURN(rows.formats, input.Strings("prompt_format"));
+  ASSIGN_OR_RETURN(rows.responses, input.Strings("response"));
+  ASSIGN_OR_RETURN(const PolicyBatch batch,
+                   BuildSftBatch(*tokenizer_, rows, prompt_encoding_, setup_.recipe.data().max_response_length()));
+  return MoveTo(batch, setup_.device);
+}
+
+absl::StatusOr<Batch> PolicyWorker::SftUpdate(const Batch& input) {
+  ASSIGN_OR_RETURN(const PolicyBatch batch, SftBatchFrom(input));
+  ASSIGN_OR_RETURN(const auto metrics, sft_->Update(batch));
+  Batch output;
+  SetBatchMetrics(metrics, &output);
+  return output;
+}
+
+absl::StatusOr<Batch> PolicyWorker::SftLoss(const Batch& input) const {
+  ASSIGN_OR_RETURN(const PolicyBatch batch, SftBatchFrom(input));
+  ASSIGN_OR_RETURN(const double loss, sft_->Loss(batch, setup_.recipe.actor().ppo_micro_batch_size_per_gpu()));
+  Batch output;
+  SetBatchMetrics({{"val/loss", loss}, {"val/tokens", batch.response_mask.sum().item<double>()}}, &output);
+  return output;
 }
 
 absl::Status PolicyWorker::CreateEngine() {
@@ -253,11 +307,14 @@ absl::StatusOr<Batch> PolicyWorker::UpdateActor(const Batch& input) {
 }
 
 absl::Status PolicyWorker::RegisterMethods(MethodRegistry* registry) {
-  if (Hosts("rollout")) {
+  if (engine_ != nullptr) {
     RETURN_IF_ERROR(registry->Register("rollout.generate_sequences",
                                        [this](const Batch& in) { return GenerateSequences(in); }));
   }
-  if (Hosts("actor")) {
+  if (Hosts("actor") && sft_ != nullptr) {
+    RETURN_IF_ERROR(registry->Register("actor.sft_update", [this](const Batch& in) { return SftUpdate(in); }));
+    RETURN_IF_ERROR(registry->Register("actor.sft_loss", [this](const Batch& in) { return SftLoss(in); }));
+  } else if (Hosts("actor")) {
     RETURN_IF_ERROR(registry->Register("actor.compute_log_prob",
                                        [this](const Batch& in) { return ComputeLogProb(in); }));
     RETURN_IF_ERROR(registry->Register("actor.update_actor",

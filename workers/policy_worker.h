@@ -16,6 +16,9 @@
 //   ref.compute_ref_log_prob    -> ref_log_prob [N, R]
 //   actor.update_actor          + old_log_probs, advantages (+ ref_log_prob with
 //                               actor.use_kl_loss) -> metrics (common/batch_metrics.h)
+// With trainer.mode sft the actor fine-tunes instead (sft_learner.h, sft_batch.h):
+//   actor.sft_update            strings prompt, prompt_format, response -> metrics
+//   actor.sft_loss              the same rows -> metrics val/loss, val/tokens
 // A role this process does not host has no methods.
 #pragma once
 
@@ -34,6 +37,7 @@
 #include "workers/method_registry.h"
 #include "workers/policy_actor.h"
 #include "workers/prompt_encoding.h"
+#include "workers/sft_learner.h"
 
 namespace rollout::workers {
 
@@ -63,6 +67,8 @@ class PolicyWorker {
   absl::StatusOr<Batch> ComputeLogProb(const Batch& input) const;
   absl::StatusOr<Batch> ComputeRefLogProb(const Batch& input) const;
   absl::StatusOr<Batch> UpdateActor(const Batch& input);
+  absl::StatusOr<Batch> SftUpdate(const Batch& input);
+  absl::StatusOr<Batch> SftLoss(const Batch& input) const;
 
   models::CausalLM& model() { return *model_; }
 
@@ -71,6 +77,10 @@ class PolicyWorker {
   bool Hosts(const std::string& role) const;
   absl::Status LoadModels();
   absl::Status CreateActor();
+  absl::Status CreateSftLearner();
+  // The tensors the optimizer updates: every parameter, or the LoRA adapters.
+  std::vector<at::Tensor*> Trainable();
+  absl::StatusOr<PolicyBatch> SftBatchFrom(const Batch& input) const;
   absl::Status CreateEngine();
   engine::SamplingParams SamplingFor(bool validate, int32_t n, uint64_t seed) const;
 
@@ -79,6 +89,7 @@ class PolicyWorker {
   std::unique_ptr<models::CausalLM> ref_model_;  // without LoRA, when a KL term needs it
   std::unique_ptr<models::Tokenizer> tokenizer_;
   std::unique_ptr<PolicyActor> actor_;
+  std::unique_ptr<SftLearner> sft_;  // instead of actor_ with trainer.mode sft
   std::unique_ptr<engine::Engine> engine_;
   PromptEncoding prompt_encoding_;
 };

@@ -1,0 +1,34 @@
+#include "controller/trainer_common.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace rollout::controller {
+
+DatasetOptions DatasetOptionsFrom(const config::DataConfig& data) {
+  DatasetOptions options;
+  options.prompt_key = data.prompt_key();
+  options.reward_fn_key = data.reward_fn_key();
+  options.skip_bad_rows = data.skip_bad_rows();
+  return options;
+}
+
+std::vector<std::string> Files(const google::protobuf::RepeatedPtrField<std::string>& files) {
+  return std::vector<std::string>(files.begin(), files.end());
+}
+
+int64_t TotalTrainingSteps(const config::TrainerConfig& trainer, int64_t steps_per_epoch) {
+  return trainer.total_training_steps() > 0 ? trainer.total_training_steps()
+                                            : trainer.total_epochs() * steps_per_epoch;
+}
+
+bool ValidatesAfter(const config::TrainerConfig& trainer, int64_t step, int64_t total_steps) {
+  return step == total_steps || (trainer.test_freq() > 0 && step % trainer.test_freq() == 0);
+}
+
+absl::Status InitRoles(WorkerGroup& group, int64_t total_training_steps) {
+  Batch init;
+  init.SetMeta("total_training_steps", absl::StrCat(total_training_steps));
+  return group.CallAll("worker.init_roles", init).status();
+}
+
+}  // namespace rollout::controller

@@ -1,0 +1,51 @@
+// SFT pairs in verl's layout: the prompt left-padded, the answer and EOS right-padded
+// and masked for the loss, too-long answers refused or cut as data.truncation says.
+#include "workers/sft_batch.h"
+
+#include <ATen/ATen.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace rollout::workers {
+namespace {
+
+std::unique_ptr<models::Tokenizer> Fixture() { return models::Tokenizer::Load("tests/data/tiny-qwen2").value(); }
+
+TEST(BuildSftBatch, AnswerAndEosAreTheMaskedResponse) {
+  auto tokenizer = Fixture();
+  SftRows rows;
+  rows.prompts = {"12+35="};
+  rows.formats = {"text"};
+  rows.responses = {"47"};
+  PromptEncoding encoding;
+  encoding.max_prompt_length = 12;
+  const PolicyBatch batch = BuildSftBatch(*tokenizer, rows, encoding, 6).value();
+  const std::vector<int32_t> prompt = tokenizer->Encode("12+35=");
+  std::vector<int32_t> answer = tokenizer->Encode("47");
+  answer.push_back(tokenizer->eos_token_ids().front());
+  EXPECT_EQ(batch.input_ids.size(1), 18);
+  EXPECT_EQ(batch.attention_mask.sum().item<int64_t>(), static_cast<int64_t>(prompt.size() + answer.size()));
+  EXPECT_EQ(batch.response_mask.sum().item<int64_t>(), static_cast<int64_t>(answer.size()));
+  for (size_t t = 0; t < answer.size(); ++t) {
+    EXPECT_EQ(batch.responses[0][static_cast<int64_t>(t)].item<int64_t>(), answer[t]);
+  }
+  EXPECT_EQ(batch.input_ids[0][11].item<int64_t>(), prompt.back());  // prompt ends at the boundary
+  EXPECT_TRUE(CheckPolicyBatch(batch).ok());
+}
+
+TEST(BuildSftBatch, TooLongAnswersFollowTruncation) {
+  auto tokenizer = Fixture();
+  SftRows rows;
+  rows.prompts = {"q"};
+  rows.formats = {"text"};
+  rows.responses = {"a very long answer that does not fit"};
+  PromptEncoding encoding;
+  encoding.max_prompt_length = 4;
+  EXPECT_THAT(BuildSftBatch(*tokenizer, rows, encoding, 3).status().message(),
+              ::testing::HasSubstr("sft row 0 (response)"));
+  encoding.truncation = "right";
+  EXPECT_EQ(BuildSftBatch(*tokenizer, rows, encoding, 3).value().response_mask.sum().item<int64_t>(), 3);
+}
+
+}  // namespace
+}  // namespace rollout::workers
