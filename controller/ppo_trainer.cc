@@ -58,6 +58,7 @@ absl::StatusOr<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(const PpoTrainerS
         "algorithm.adv_estimator=gae needs the critic, which this trainer does not drive yet; "
         "use grpo, rloo, reinforce_plus_plus, reinforce_plus_plus_baseline or remax");
   }
+  RETURN_IF_ERROR(CheckSingleTrainingRank(*setup.policy));
   std::unique_ptr<PpoTrainer> trainer(new PpoTrainer(setup));
   const DatasetOptions options = DatasetOptionsFrom(recipe.data());
   ASSIGN_OR_RETURN(trainer->train_, LoadPromptDataset(Files(recipe.data().train_files()), options));

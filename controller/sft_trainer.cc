@@ -11,6 +11,7 @@ namespace rollout::controller {
 
 absl::StatusOr<std::unique_ptr<SftTrainer>> SftTrainer::Create(const config::Recipe& recipe,
                                                               WorkerGroup* policy) {
+  RETURN_IF_ERROR(CheckSingleTrainingRank(*policy));
   std::unique_ptr<SftTrainer> trainer(new SftTrainer(recipe, policy));
   const DatasetOptions options = DatasetOptionsFrom(recipe.data());
   ASSIGN_OR_RETURN(trainer->train_, LoadSftDataset(Files(recipe.data().train_files()), options));
