@@ -86,6 +86,34 @@ TEST(GrpoTrain, AMiniBatchThatDoesNotSplitIsAClearError) {
               HasSubstr("data.train_batch_size (4) must be a multiple of actor.ppo_mini_batch_size (3)"));
 }
 
+TEST(GrpoTrain, RewardCrashesHangsAndRunawayAllocationsAreCountedAndTrainingGoesOn) {
+  testing::TempDir dir("grpo_e2e_isolation");
+  // Every prompt's ground truth tells the misbehaving plug-in what to do to the reward.
+  std::string rows;
+  for (const char* what : {"segfault", "abort", "loop", "allocate"}) {
+    rows += absl::StrCat("{\"prompt\": \"1+1=\", \"ground_truth\": \"do:", what, "\", \"data_source\": \"x\"}\n");
+  }
+  dir.Write("data/train.jsonl", rows);
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  const testing::CommandResult train = RolloutIn(
+      dir.path(),
+      {"train", source + "/recipes/grpo_arith.yaml", "data.train_files=[data/train.jsonl]", "data.val_files=[]",
+       "actor.model.path=" + source + "/tests/data/tiny-qwen2", "trainer.device=cpu",
+       "trainer.total_training_steps=2", "trainer.logger=[console,jsonl]", "data.train_batch_size=4",
+       "actor.ppo_mini_batch_size=4", "rollout.n=2", "rollout.cpu_kv_cache_gib=0.05",
+       "data.max_response_length=4", "reward.name=null", std::string("reward.plugin=") + MISBEHAVING_PLUGIN_PATH,
+       "reward.isolation=process", "reward.timeout_s=2", "reward.memory_limit_mb=64", "reward.num_workers=2"});
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  const auto steps = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/grpo_arith/metrics.jsonl"));
+  ASSERT_EQ(steps.size(), 2u);
+  for (const nlohmann::json& step : steps) {
+    // Per step: 2 segfaults + 2 aborts + 2 runaway allocations are errors, 2 loops time out.
+    EXPECT_EQ(step["reward/errors"], 6) << step.dump();
+    EXPECT_EQ(step["reward/timeouts"], 2) << step.dump();
+    EXPECT_EQ(step["critic/score/mean"], 0);
+  }
+}
+
 TEST(GrpoTrain, SeveralActorWorkersAreRefusedUntilGradientsAreAllReduced) {
   testing::TempDir dir("grpo_e2e_dp");
   ASSERT_EQ(RolloutIn(dir.path(), {"gen-data", "arithmetic", "--out", "data", "--train", "16", "--val", "4"}).exit_code, 0);

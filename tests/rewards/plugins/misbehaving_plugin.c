@@ -1,6 +1,7 @@
 /* A plug-in that misbehaves on request, for the reward runners' isolation tests. The
- * response says what to do: "segfault", "abort", "loop" (forever), "allocate" (without
- * bound), "sleep <ms>"; anything else scores 1 when it contains the ground truth. */
+ * response says what to do — or, in training, a ground truth "do:<what>" — "segfault",
+ * "abort", "loop" (forever), "allocate" (without bound), "sleep <ms>"; anything else
+ * scores 1 when the response contains the ground truth. */
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,7 +22,8 @@ int rollout_reward_score(const RolloutRewardInput* input, double* score,
                          RolloutRewardAddExtra add_extra, void* extra_context, char* error,
                          size_t error_size) {
   (void)add_extra, (void)extra_context, (void)error, (void)error_size;
-  const char* what = input->response;
+  const char* what =
+      strncmp(input->ground_truth, "do:", 3) == 0 ? input->ground_truth + 3 : input->response;
   if (strcmp(what, "segfault") == 0) raise(SIGSEGV);
   if (strcmp(what, "abort") == 0) abort();
   if (strcmp(what, "loop") == 0) {
