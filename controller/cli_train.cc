@@ -16,9 +16,9 @@
 #include "controller/cli_recipe.h"
 #include "controller/local_launcher.h"
 #include "controller/metrics_logger.h"
+#include "controller/offline_trainer.h"
 #include "controller/ppo_trainer.h"
 #include "controller/preflight.h"
-#include "controller/sft_trainer.h"
 #include "controller/runtime.h"
 #include "common/signal_watch.h"
 #include "rewards/reward_runner_factory.h"
@@ -51,8 +51,8 @@ absl::StatusOr<std::string> SelfExecutable() {
   return std::string(path, n);
 }
 
-// The loop trainer.mode names (PPO / GRPO or SFT) over the started workers, with the
-// recipe's reward and loggers.
+// The loop trainer.mode names (PPO / GRPO, SFT or DPO) over the started workers, with
+// the recipe's reward and loggers.
 absl::Status Train(const config::Recipe& recipe, const std::string& self, ControllerRuntime& runtime) {
   ASSIGN_OR_RETURN(WorkerGroup* policy, runtime.GroupForRole("actor"));
   for (const char* role : {"rollout", "ref"}) {
@@ -67,15 +67,12 @@ absl::Status Train(const config::Recipe& recipe, const std::string& self, Contro
   logger_options.console = &std::cout;
   logger_options.console_options.is_terminal = isatty(STDOUT_FILENO) != 0;
   const std::string& mode = recipe.trainer().mode();
-  if (mode == "sft") {
-    ASSIGN_OR_RETURN(std::unique_ptr<SftTrainer> trainer, SftTrainer::Create(recipe, policy));
+  if (mode == "sft" || mode == "dpo") {
+    ASSIGN_OR_RETURN(std::unique_ptr<OfflineTrainer> trainer, OfflineTrainer::Create(recipe, policy));
     logger_options.console_options.total_steps = trainer->total_steps();
     ASSIGN_OR_RETURN(std::unique_ptr<MetricsLogger> logger, MetricsLogger::Create(logger_options));
     RETURN_IF_ERROR(trainer->Fit(*logger));
     return logger->Close();
-  }
-  if (mode != "ppo") {
-    return absl::UnimplementedError(absl::StrCat("trainer.mode=", mode, ": this build trains ppo and sft"));
   }
   ASSIGN_OR_RETURN(std::unique_ptr<rewards::RewardRunner> reward,
                    rewards::CreateRewardRunner(recipe.reward(), self));

@@ -99,4 +99,17 @@ absl::StatusOr<std::map<std::string, double>> DpoLearner::Update(const Preferenc
   return result;
 }
 
+absl::StatusOr<std::map<std::string, double>> DpoLearner::Evaluate(const PreferenceBatch& batch,
+                                                                   int64_t micro_batch_rows) const {
+  RETURN_IF_ERROR(CheckPreferenceBatch(batch));
+  ASSIGN_OR_RETURN(const at::Tensor chosen, SequenceLogProbs(*model_, batch.chosen, micro_batch_rows));
+  ASSIGN_OR_RETURN(const at::Tensor rejected, SequenceLogProbs(*model_, batch.rejected, micro_batch_rows));
+  ASSIGN_OR_RETURN(const algorithms::DpoLossResult loss,
+                   algorithms::DpoLoss(chosen, rejected, batch.reference_chosen_logps.to(chosen.device()),
+                                       batch.reference_rejected_logps.to(chosen.device()), options_.loss));
+  std::map<std::string, double> metrics = {{"val/loss", loss.loss.item<double>()}};
+  for (const auto& [name, value] : loss.Metrics()) metrics["val/" + name] = value;
+  return metrics;
+}
+
 }  // namespace rollout::workers

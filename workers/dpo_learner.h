@@ -60,6 +60,11 @@ class DpoLearner {
   // are not [B].
   absl::StatusOr<std::map<std::string, double>> Update(const PreferenceBatch& batch);
 
+  // The same loss and reward metrics without training, named val/... (val/loss,
+  // val/rewards/accuracies, ...), computed `micro_batch_rows` pairs at a time.
+  absl::StatusOr<std::map<std::string, double>> Evaluate(const PreferenceBatch& batch,
+                                                         int64_t micro_batch_rows) const;
+
  private:
   DpoLearner(models::CausalLM* model, std::vector<at::Tensor*> trainable, const DpoOptions& options,
              LrSchedule schedule);

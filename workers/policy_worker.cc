@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -64,11 +65,13 @@ absl::StatusOr<std::unique_ptr<PolicyWorker>> PolicyWorker::Create(const PolicyW
   std::unique_ptr<PolicyWorker> worker(new PolicyWorker(setup));
   RETURN_IF_ERROR(worker->LoadModels());
   if (worker->Hosts("actor")) {
-    RETURN_IF_ERROR(setup.recipe.trainer().mode() == "sft" ? worker->CreateSftLearner()
-                                                           : worker->CreateActor());
+    const std::string& mode = setup.recipe.trainer().mode();
+    RETURN_IF_ERROR(mode == "sft"   ? worker->CreateSftLearner()
+                    : mode == "dpo" ? worker->CreateDpoLearner()
+                                    : worker->CreateActor());
   }
-  // SFT generates nothing: no KV cache.
-  if (worker->Hosts("rollout") && setup.recipe.trainer().mode() != "sft") {
+  // SFT and DPO generate nothing: no KV cache.
+  if (worker->Hosts("rollout") && setup.recipe.trainer().mode() == "ppo") {
     RETURN_IF_ERROR(worker->CreateEngine());
   }
   return worker;
@@ -99,8 +102,9 @@ absl::Status PolicyWorker::LoadModels() {
     }
     RETURN_IF_ERROR(models::AddLoraAdapters(*model_, lora, static_cast<uint64_t>(setup_.recipe.trainer().seed())));
   }
+  const bool dpo = setup_.recipe.trainer().mode() == "dpo";
   const bool needs_ref = setup_.recipe.actor().use_kl_loss() || setup_.recipe.algorithm().use_kl_in_reward();
-  if (Hosts("ref") && needs_ref && model.lora_rank() == 0) {
+  if (((Hosts("ref") && needs_ref) || (Hosts("actor") && dpo)) && model.lora_rank() == 0) {
     ASSIGN_OR_RETURN(ref_model_, models::CausalLM::Load(model.path(), load));
   }
   prompt_encoding_.max_prompt_length = setup_.recipe.data().max_prompt_length();
@@ -159,6 +163,65 @@ absl::Status PolicyWorker::CreateSftLearner() {
   return absl::OkStatus();
 }
 
+absl::Status PolicyWorker::CreateDpoLearner() {
+  const config::ActorConfig& actor = setup_.recipe.actor();
+  const int64_t batch = setup_.recipe.data().train_batch_size();
+  if (batch % setup_.world != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("data.train_batch_size (", batch,
+                                                   ") does not split over ", setup_.world, " workers"));
+  }
+  const config::DpoConfig& dpo = setup_.recipe.algorithm().dpo();
+  DpoOptions options;
+  options.plan.mini_batch_rows = batch / setup_.world;  // one optimizer step per batch of pairs
+  options.plan.micro_batch_rows = actor.ppo_micro_batch_size_per_gpu();
+  options.plan.grad_clip = actor.grad_clip();
+  options.loss.set_beta(dpo.beta()).set_loss_type(dpo.loss_type()).set_label_smoothing(dpo.label_smoothing());
+  options.adamw = AdamWFrom(actor.optim());
+  options.lr_schedule = ScheduleFrom(actor.optim(), setup_.total_training_steps);
+  ASSIGN_OR_RETURN(dpo_, DpoLearner::Create(model_.get(), Trainable(), options));
+  return absl::OkStatus();
+}
+
+absl::StatusOr<PreferenceBatch> PolicyWorker::PreferenceBatchFrom(const Batch& input) const {
+  SftRows chosen;
+  ASSIGN_OR_RETURN(chosen.prompts, input.Strings("prompt"));
+  ASSIGN_OR_RETURN(chosen.formats, input.Strings("prompt_format"));
+  SftRows rejected = chosen;
+  ASSIGN_OR_RETURN(chosen.responses, input.Strings("chosen"));
+  ASSIGN_OR_RETURN(rejected.responses, input.Strings("rejected"));
+  const int64_t response_length = setup_.recipe.data().max_response_length();
+  PreferenceBatch pairs;
+  ASSIGN_OR_RETURN(pairs.chosen, BuildSftBatch(*tokenizer_, chosen, prompt_encoding_, response_length));
+  ASSIGN_OR_RETURN(pairs.rejected, BuildSftBatch(*tokenizer_, rejected, prompt_encoding_, response_length));
+  pairs.chosen = MoveTo(pairs.chosen, setup_.device);
+  pairs.rejected = MoveTo(pairs.rejected, setup_.device);
+  const int64_t micro = setup_.recipe.actor().ppo_micro_batch_size_per_gpu();
+  // The reference: the frozen copy, or (LoRA) this model without its adapters.
+  std::optional<models::ScopedAdaptersDisabled> base;
+  if (ref_model_ == nullptr) base.emplace(*model_);
+  const models::CausalLM& reference = ref_model_ != nullptr ? *ref_model_ : *model_;
+  ASSIGN_OR_RETURN(pairs.reference_chosen_logps, SequenceLogProbs(reference, pairs.chosen, micro));
+  ASSIGN_OR_RETURN(pairs.reference_rejected_logps, SequenceLogProbs(reference, pairs.rejected, micro));
+  return pairs;
+}
+
+absl::StatusOr<Batch> PolicyWorker::DpoUpdate(const Batch& input) {
+  ASSIGN_OR_RETURN(const PreferenceBatch pairs, PreferenceBatchFrom(input));
+  ASSIGN_OR_RETURN(const auto metrics, dpo_->Update(pairs));
+  Batch output;
+  SetBatchMetrics(metrics, &output);
+  return output;
+}
+
+absl::StatusOr<Batch> PolicyWorker::DpoEval(const Batch& input) const {
+  ASSIGN_OR_RETURN(const PreferenceBatch pairs, PreferenceBatchFrom(input));
+  ASSIGN_OR_RETURN(auto metrics, dpo_->Evaluate(pairs, setup_.recipe.actor().ppo_micro_batch_size_per_gpu()));
+  metrics["val/weight"] = static_cast<double>(pairs.chosen.input_ids.size(0));
+  Batch output;
+  SetBatchMetrics(metrics, &output);
+  return output;
+}
+
 absl::StatusOr<PolicyBatch> PolicyWorker::SftBatchFrom(const Batch& input) const {
   SftRows rows;
   ASSIGN_OR_RETURN(rows.prompts, input.Strings("prompt"));
@@ -181,7 +244,7 @@ absl::StatusOr<Batch> PolicyWorker::SftLoss(const Batch& input) const {
   ASSIGN_OR_RETURN(const PolicyBatch batch, SftBatchFrom(input));
   ASSIGN_OR_RETURN(const double loss, sft_->Loss(batch, setup_.recipe.actor().ppo_micro_batch_size_per_gpu()));
   Batch output;
-  SetBatchMetrics({{"val/loss", loss}, {"val/tokens", batch.response_mask.sum().item<double>()}}, &output);
+  SetBatchMetrics({{"val/loss", loss}, {"val/weight", batch.response_mask.sum().item<double>()}}, &output);
   return output;
 }
 
@@ -311,7 +374,10 @@ absl::Status PolicyWorker::RegisterMethods(MethodRegistry* registry) {
     RETURN_IF_ERROR(registry->Register("rollout.generate_sequences",
                                        [this](const Batch& in) { return GenerateSequences(in); }));
   }
-  if (Hosts("actor") && sft_ != nullptr) {
+  if (Hosts("actor") && dpo_ != nullptr) {
+    RETURN_IF_ERROR(registry->Register("actor.dpo_update", [this](const Batch& in) { return DpoUpdate(in); }));
+    RETURN_IF_ERROR(registry->Register("actor.dpo_eval", [this](const Batch& in) { return DpoEval(in); }));
+  } else if (Hosts("actor") && sft_ != nullptr) {
     RETURN_IF_ERROR(registry->Register("actor.sft_update", [this](const Batch& in) { return SftUpdate(in); }));
     RETURN_IF_ERROR(registry->Register("actor.sft_loss", [this](const Batch& in) { return SftLoss(in); }));
   } else if (Hosts("actor")) {

@@ -18,7 +18,11 @@
 //                               actor.use_kl_loss) -> metrics (common/batch_metrics.h)
 // With trainer.mode sft the actor fine-tunes instead (sft_learner.h, sft_batch.h):
 //   actor.sft_update            strings prompt, prompt_format, response -> metrics
-//   actor.sft_loss              the same rows -> metrics val/loss, val/tokens
+//   actor.sft_loss              the same rows -> metrics val/loss, val/weight (tokens)
+// With trainer.mode dpo it learns from preference pairs (dpo_learner.h; the reference
+// is the base model with LoRA, else a frozen copy):
+//   actor.dpo_update            strings prompt, prompt_format, chosen, rejected -> metrics
+//   actor.dpo_eval              the same rows -> metrics val/..., val/weight (pairs)
 // A role this process does not host has no methods.
 #pragma once
 
@@ -37,6 +41,7 @@
 #include "workers/method_registry.h"
 #include "workers/policy_actor.h"
 #include "workers/prompt_encoding.h"
+#include "workers/dpo_learner.h"
 #include "workers/sft_learner.h"
 
 namespace rollout::workers {
@@ -69,6 +74,8 @@ class PolicyWorker {
   absl::StatusOr<Batch> UpdateActor(const Batch& input);
   absl::StatusOr<Batch> SftUpdate(const Batch& input);
   absl::StatusOr<Batch> SftLoss(const Batch& input) const;
+  absl::StatusOr<Batch> DpoUpdate(const Batch& input);
+  absl::StatusOr<Batch> DpoEval(const Batch& input) const;
 
   models::CausalLM& model() { return *model_; }
 
@@ -78,6 +85,9 @@ class PolicyWorker {
   absl::Status LoadModels();
   absl::Status CreateActor();
   absl::Status CreateSftLearner();
+  absl::Status CreateDpoLearner();
+  // Chosen and rejected halves with the reference's sequence log-probs.
+  absl::StatusOr<PreferenceBatch> PreferenceBatchFrom(const Batch& input) const;
   // The tensors the optimizer updates: every parameter, or the LoRA adapters.
   std::vector<at::Tensor*> Trainable();
   absl::StatusOr<PolicyBatch> SftBatchFrom(const Batch& input) const;
@@ -90,6 +100,7 @@ class PolicyWorker {
   std::unique_ptr<models::Tokenizer> tokenizer_;
   std::unique_ptr<PolicyActor> actor_;
   std::unique_ptr<SftLearner> sft_;  // instead of actor_ with trainer.mode sft
+  std::unique_ptr<DpoLearner> dpo_;  // instead of actor_ with trainer.mode dpo
   std::unique_ptr<engine::Engine> engine_;
   PromptEncoding prompt_encoding_;
 };

@@ -1,0 +1,137 @@
+#include "controller/offline_trainer.h"
+
+#include <chrono>
+
+#include "absl/strings/str_cat.h"
+#include "common/batch_metrics.h"
+#include "common/status_macros.h"
+#include "controller/dataset.h"
+#include "controller/trainer_common.h"
+
+namespace rollout::controller {
+namespace {
+
+const char* FormatName(const Prompt& prompt) {
+  return prompt.format == Prompt::Format::kChat ? "chat" : "text";
+}
+
+int64_t RowCount(const std::map<std::string, std::vector<std::string>>& columns) {
+  return columns.empty() ? 0 : static_cast<int64_t>(columns.begin()->second.size());
+}
+
+}  // namespace
+
+absl::StatusOr<OfflineTrainer::Columns> OfflineTrainer::Load(const std::vector<std::string>& files) const {
+  const DatasetOptions options = DatasetOptionsFrom(recipe_.data());
+  Columns columns;
+  if (recipe_.trainer().mode() == "sft") {
+    ASSIGN_OR_RETURN(const Dataset<SftExample> data, LoadSftDataset(files, options));
+    for (const SftExample& example : data.examples) {
+      columns["prompt"].push_back(example.prompt.content);
+      columns["prompt_format"].push_back(FormatName(example.prompt));
+      columns["response"].push_back(example.response);
+    }
+  } else {
+    ASSIGN_OR_RETURN(const Dataset<PreferenceExample> data, LoadPreferenceDataset(files, options));
+    for (const PreferenceExample& example : data.examples) {
+      columns["prompt"].push_back(example.prompt.content);
+      columns["prompt_format"].push_back(FormatName(example.prompt));
+      columns["chosen"].push_back(example.chosen);
+      columns["rejected"].push_back(example.rejected);
+    }
+  }
+  return columns;
+}
+
+absl::StatusOr<std::unique_ptr<OfflineTrainer>> OfflineTrainer::Create(const config::Recipe& recipe,
+                                                                      WorkerGroup* policy) {
+  const std::string& mode = recipe.trainer().mode();
+  if (mode != "sft" && mode != "dpo") {
+    return absl::InvalidArgumentError(absl::StrCat("trainer.mode ", mode, " is not an offline loop"));
+  }
+  RETURN_IF_ERROR(CheckSingleTrainingRank(*policy));
+  std::unique_ptr<OfflineTrainer> trainer(new OfflineTrainer(recipe, policy));
+  trainer->update_method_ = mode == "sft" ? "actor.sft_update" : "actor.dpo_update";
+  trainer->eval_method_ = mode == "sft" ? "actor.sft_loss" : "actor.dpo_eval";
+  ASSIGN_OR_RETURN(trainer->train_, trainer->Load(Files(recipe.data().train_files())));
+  if (recipe.data().val_files_size() > 0) {
+    ASSIGN_OR_RETURN(trainer->val_, trainer->Load(Files(recipe.data().val_files())));
+  }
+  DataLoaderOptions loader;
+  loader.batch_size = recipe.data().train_batch_size();
+  loader.shuffle = recipe.data().shuffle();
+  loader.seed = recipe.data().seed();
+  ASSIGN_OR_RETURN(DataLoader created, DataLoader::Create(RowCount(trainer->train_), loader));
+  trainer->loader_ = std::make_unique<DataLoader>(std::move(created));
+  trainer->total_steps_ = TotalTrainingSteps(recipe.trainer(), trainer->loader_->steps_per_epoch());
+  RETURN_IF_ERROR(InitRoles(*policy, trainer->total_steps_));
+  return trainer;
+}
+
+absl::StatusOr<Batch> OfflineTrainer::Rows(const Columns& data, const std::vector<int64_t>& indices) const {
+  Batch rows;
+  for (const auto& [name, values] : data) {
+    std::vector<std::string> selected;
+    for (int64_t index : indices) selected.push_back(values[static_cast<size_t>(index)]);
+    RETURN_IF_ERROR(rows.AddStrings(name, std::move(selected)));
+  }
+  return rows;
+}
+
+absl::StatusOr<std::map<std::string, double>> OfflineTrainer::Validate() {
+  ASSIGN_OR_RETURN(const auto batches, ValidationBatches(RowCount(val_), recipe_.data().val_batch_size()));
+  std::map<std::string, double> weighted;
+  double total_weight = 0;
+  for (const std::vector<int64_t>& indices : batches) {
+    ASSIGN_OR_RETURN(const Batch rows, Rows(val_, indices));
+    // Padding rows would count twice: a batch that does not split goes to rank 0 whole.
+    std::vector<Batch> shards;
+    if (rows.size() % policy_->world_size() == 0) {
+      ASSIGN_OR_RETURN(shards, policy_->CallDpShards(eval_method_, rows));
+    } else {
+      ASSIGN_OR_RETURN(Batch whole, policy_->CallRankZero(eval_method_, rows));
+      shards.push_back(std::move(whole));
+    }
+    for (const Batch& shard : shards) {
+      ASSIGN_OR_RETURN(auto metrics, GetBatchMetrics(shard));
+      const double weight = metrics["val/weight"];
+      metrics.erase("val/weight");
+      for (const auto& [name, value] : metrics) weighted[name] += value * weight;
+      total_weight += weight;
+    }
+  }
+  for (auto& [name, value] : weighted) value = total_weight > 0 ? value / total_weight : 0.0;
+  return weighted;
+}
+
+absl::Status OfflineTrainer::Fit(MetricsLogger& logger) {
+  if (recipe_.trainer().val_before_train() && RowCount(val_) > 0) {
+    ASSIGN_OR_RETURN(const auto metrics, Validate());
+    RETURN_IF_ERROR(logger.Log(0, metrics));
+  }
+  for (int64_t step = 1; step <= total_steps_; ++step) {
+    const auto start = std::chrono::steady_clock::now();
+    const int64_t epoch = loader_->position().epoch;
+    ASSIGN_OR_RETURN(const Batch rows, Rows(train_, loader_->Next()));
+    absl::StatusOr<std::vector<Batch>> shards = policy_->CallDpShards(update_method_, rows);
+    if (!shards.ok()) {
+      return absl::Status(shards.status().code(), absl::StrCat("step ", step, ": ", shards.status().message()));
+    }
+    std::map<std::string, double> metrics;
+    for (const Batch& shard : *shards) {
+      ASSIGN_OR_RETURN(const auto shard_metrics, GetBatchMetrics(shard));
+      for (const auto& [name, value] : shard_metrics) metrics[name] += value / static_cast<double>(shards->size());
+    }
+    metrics["timing_s/step"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    metrics["training/global_step"] = static_cast<double>(step);
+    metrics["training/epoch"] = static_cast<double>(epoch);
+    if (RowCount(val_) > 0 && ValidatesAfter(recipe_.trainer(), step, total_steps_)) {
+      ASSIGN_OR_RETURN(const auto val_metrics, Validate());
+      metrics.insert(val_metrics.begin(), val_metrics.end());
+    }
+    RETURN_IF_ERROR(logger.Log(step, metrics));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace rollout::controller

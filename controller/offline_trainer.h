@@ -1,0 +1,55 @@
+// The loops that learn from a fixed dataset rather than from rollouts:
+//   trainer.mode sft  prompt/response pairs (verl's SFT trainer): actor.sft_update, one
+//                     optimizer step per batch on the response tokens' NLL;
+//   trainer.mode dpo  preference pairs (TRL's DPOTrainer): actor.dpo_update.
+// Each step takes data.train_batch_size rows of data.train_files, splits them over the
+// actor workers and logs what they report (train/loss, train/grad_norm, train/lr, and
+// DPO's train/rewards/*). Validation over data.val_files (the workers' val/* metrics,
+// averaged by the weight each reports: tokens for SFT, pairs for DPO) runs before
+// training, every trainer.test_freq steps and after the last. Not thread-safe.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "controller/dataloader.h"
+#include "controller/metrics_logger.h"
+#include "controller/worker_group.h"
+#include "proto/recipe.pb.h"
+
+namespace rollout::controller {
+
+class OfflineTrainer {
+ public:
+  // Loads the datasets of trainer.mode (sft or dpo), checks the batch split and
+  // initialises the workers' roles.
+  static absl::StatusOr<std::unique_ptr<OfflineTrainer>> Create(const config::Recipe& recipe,
+                                                                WorkerGroup* policy);
+
+  absl::Status Fit(MetricsLogger& logger);
+  absl::StatusOr<std::map<std::string, double>> Validate();
+
+  int64_t total_steps() const { return total_steps_; }
+
+ private:
+  // A dataset as string columns (prompt, prompt_format, and response or chosen/rejected).
+  using Columns = std::map<std::string, std::vector<std::string>>;
+
+  OfflineTrainer(const config::Recipe& recipe, WorkerGroup* policy) : recipe_(recipe), policy_(policy) {}
+  absl::StatusOr<Columns> Load(const std::vector<std::string>& files) const;
+  absl::StatusOr<Batch> Rows(const Columns& data, const std::vector<int64_t>& indices) const;
+
+  const config::Recipe recipe_;
+  WorkerGroup* const policy_;
+  std::string update_method_;  // actor.sft_update | actor.dpo_update
+  std::string eval_method_;    // actor.sft_loss | actor.dpo_eval
+  Columns train_;
+  Columns val_;
+  std::unique_ptr<DataLoader> loader_;
+  int64_t total_steps_ = 0;
+};
+
+}  // namespace rollout::controller

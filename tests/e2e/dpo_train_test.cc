@@ -1,0 +1,49 @@
+// `rollout train` with trainer.mode=dpo end to end on the CPU: generated preference
+// pairs, the tiny Qwen2 fixture and its frozen copy as the reference; the validation
+// loss starts at log 2 (policy == reference) and falls, the pairs get separated.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace rollout {
+namespace {
+
+testing::CommandResult RolloutIn(const std::string& dir, const std::vector<std::string>& args) {
+  const std::string command =
+      absl::StrCat("cd '", dir, "' && '", ROLLOUT_BINARY_PATH, "' ", absl::StrJoin(args, " "));
+  return testing::RunCommand({"/bin/sh", "-c", command}, 600);
+}
+
+TEST(DpoTrain, PreferencesAreLearnedAgainstTheFrozenReference) {
+  testing::TempDir dir("dpo_e2e");
+  ASSERT_EQ(RolloutIn(dir.path(), {"gen-data", "arithmetic", "--out", "data", "--train", "512", "--val", "32"}).exit_code, 0);
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  const testing::CommandResult train = RolloutIn(
+      dir.path(), {"train", source + "/recipes/dpo_tiny.yaml", "data.train_files=[data/dpo_train.jsonl]",
+                   "data.val_files=[data/dpo_val.jsonl]", "actor.model.path=" + source + "/tests/data/tiny-qwen2",
+                   "trainer.total_training_steps=16", "trainer.test_freq=8"});
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  std::ifstream in(dir.Path("jsonl_log/rollout_demo/dpo_arith/metrics.jsonl"));
+  std::vector<nlohmann::json> steps;
+  for (std::string line; std::getline(in, line);) steps.push_back(nlohmann::json::parse(line));
+  ASSERT_EQ(steps.size(), 17u);  // validation before training, then sixteen steps
+  EXPECT_NEAR(steps[0]["val/loss"].get<double>(), std::log(2.0), 1e-4);  // policy == reference
+  // Held-out pairs: on this data the loss falls by ~0.006 in 16 steps (0.6931 -> 0.6866).
+  EXPECT_LT(steps[16]["val/loss"].get<double>(), std::log(2.0) - 0.003) << train.output;
+  EXPECT_GT(steps[16]["val/rewards/margins"].get<double>(), 0);
+  for (const char* name : {"train/loss", "train/rewards/accuracies", "train/grad_norm", "train/lr"}) {
+    EXPECT_TRUE(steps[1].contains(name)) << name;
+  }
+}
+
+}  // namespace
+}  // namespace rollout
