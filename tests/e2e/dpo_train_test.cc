@@ -5,23 +5,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "tests/support/subprocess.h"
+#include "tests/e2e/rollout_run.h"
 #include "tests/support/temp_dir.h"
 
 namespace rollout {
 namespace {
 
-testing::CommandResult RolloutIn(const std::string& dir, const std::vector<std::string>& args) {
-  const std::string command =
-      absl::StrCat("cd '", dir, "' && '", ROLLOUT_BINARY_PATH, "' ", absl::StrJoin(args, " "));
-  return testing::RunCommand({"/bin/sh", "-c", command}, 600);
-}
+using testing::ReadJsonLines;
+using testing::RolloutIn;
 
 TEST(DpoTrain, PreferencesAreLearnedAgainstTheFrozenReference) {
   testing::TempDir dir("dpo_e2e");
@@ -32,9 +26,7 @@ TEST(DpoTrain, PreferencesAreLearnedAgainstTheFrozenReference) {
                    "data.val_files=[data/dpo_val.jsonl]", "actor.model.path=" + source + "/tests/data/tiny-qwen2",
                    "trainer.total_training_steps=16", "trainer.test_freq=8"});
   ASSERT_EQ(train.exit_code, 0) << train.output;
-  std::ifstream in(dir.Path("jsonl_log/rollout_demo/dpo_arith/metrics.jsonl"));
-  std::vector<nlohmann::json> steps;
-  for (std::string line; std::getline(in, line);) steps.push_back(nlohmann::json::parse(line));
+  const std::vector<nlohmann::json> steps = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/dpo_arith/metrics.jsonl"));
   ASSERT_EQ(steps.size(), 17u);  // validation before training, then sixteen steps
   EXPECT_NEAR(steps[0]["val/loss"].get<double>(), std::log(2.0), 1e-4);  // policy == reference
   // Held-out pairs: on this data the loss falls by ~0.006 in 16 steps (0.6931 -> 0.6866).

@@ -5,34 +5,19 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
-#include <sstream>
-
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "tests/support/subprocess.h"
+#include "tests/e2e/rollout_run.h"
 #include "tests/support/temp_dir.h"
 
 namespace rollout {
 namespace {
 
+using testing::ReadJsonLines;
+using testing::RolloutIn;
+
 using ::testing::HasSubstr;
-
-// Runs `rollout ARGS` in `dir` (where the run's logs and checkpoints go).
-testing::CommandResult RolloutIn(const std::string& dir, const std::vector<std::string>& args) {
-  const std::string command =
-      absl::StrCat("cd '", dir, "' && '", ROLLOUT_BINARY_PATH, "' ", absl::StrJoin(args, " "));
-  return testing::RunCommand({"/bin/sh", "-c", command}, 600);
-}
-
-std::vector<nlohmann::json> ReadJsonLines(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<nlohmann::json> lines;
-  for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
-  return lines;
-}
 
 TEST(GrpoTrain, ThreeStepsOnTheCpuLogVerlsMetrics) {
   testing::TempDir dir("grpo_e2e");

@@ -4,23 +4,17 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
-#include "absl/strings/str_cat.h"
-#include "absl/strings/str_join.h"
-#include "tests/support/subprocess.h"
+#include "tests/e2e/rollout_run.h"
 #include "tests/support/temp_dir.h"
 
 namespace rollout {
 namespace {
 
-testing::CommandResult RolloutIn(const std::string& dir, const std::vector<std::string>& args) {
-  const std::string command =
-      absl::StrCat("cd '", dir, "' && '", ROLLOUT_BINARY_PATH, "' ", absl::StrJoin(args, " "));
-  return testing::RunCommand({"/bin/sh", "-c", command}, 600);
-}
+using testing::ReadJsonLines;
+using testing::RolloutIn;
 
 TEST(SftTrain, ValidationLossFallsOverAFewSteps) {
   testing::TempDir dir("sft_e2e");
@@ -31,9 +25,7 @@ TEST(SftTrain, ValidationLossFallsOverAFewSteps) {
                    "data.val_files=[data/sft_val.jsonl]", "actor.model.path=" + source + "/tests/data/tiny-qwen2",
                    "trainer.total_training_steps=20", "trainer.test_freq=10"});
   ASSERT_EQ(train.exit_code, 0) << train.output;
-  std::ifstream in(dir.Path("jsonl_log/rollout_demo/sft_arith/metrics.jsonl"));
-  std::vector<nlohmann::json> steps;
-  for (std::string line; std::getline(in, line);) steps.push_back(nlohmann::json::parse(line));
+  const std::vector<nlohmann::json> steps = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/sft_arith/metrics.jsonl"));
   ASSERT_EQ(steps.size(), 21u);  // validation before training, then twenty steps
   const double before = steps[0]["val/loss"];
   const double after = steps[20]["val/loss"];
