@@ -1,9 +1,11 @@
 // The `rollout` executable: one binary, one subcommand per job (DESIGN.md §1).
+#include <cstdlib>
 #include <cstring>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include "common/crash_point.h"
 #include "common/malloc_policy.h"
 #include "controller/cli.h"
 #include "data/cli_gen_data.h"
@@ -28,6 +30,8 @@ const Subcommand kSubcommands[] = {
      rollout::controller::RunTrainCommand},
     {"plan", "print the resolved recipe and the worker processes it needs",
      rollout::controller::RunPlanCommand},
+    {"ckpt", "list checkpoints (ls DIR) or check them byte for byte (verify PATH)",
+     rollout::controller::RunCkptCommand},
     {"generate", "generate responses for prompts with the rollout engine (JSON lines)",
      rollout::engine::RunGenerateCommand},
     {"gen-data", "write a generated task dataset (arithmetic, countdown) as JSON lines",
@@ -57,10 +61,21 @@ void PrintUsage(std::ostream& out) {
   }
 }
 
+// ROLLOUT_CRASH_AT=<point> arms a crash point (common/crash_point.h) for
+// fault-injection tests; workers inherit it with the environment.
+bool ArmCrashPointFromEnvironment() {
+  const char* point = std::getenv("ROLLOUT_CRASH_AT");
+  if (point == nullptr || *point == '\0') return true;
+  const absl::Status armed = rollout::ArmCrashPoint(point);
+  if (!armed.ok()) std::cerr << "rollout: ROLLOUT_CRASH_AT: " << armed.message() << "\n";
+  return armed.ok();
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   rollout::UseLargeBufferMallocPolicy();
+  if (!ArmCrashPointFromEnvironment()) return rollout::controller::kExitUsage;
   if (argc < 2 || std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0) {
     PrintUsage(argc < 2 ? std::cerr : std::cout);
     return argc < 2 ? rollout::controller::kExitUsage : rollout::controller::kExitOk;

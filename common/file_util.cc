@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -19,6 +20,12 @@
 namespace rollout {
 namespace {
 
+int RemoveEntry(const char* path, const struct stat*, int type, FTW*) {
+  return (type == FTW_DP ? rmdir(path) : unlink(path)) == 0 ? 0 : errno;
+}
+
+}  // namespace
+
 absl::Status ErrnoError(const std::string& what, int error) {
   const std::string message = absl::StrCat(what, ": ", strerror(error));
   if (error == ENOENT) return absl::NotFoundError(message);
@@ -26,21 +33,15 @@ absl::Status ErrnoError(const std::string& what, int error) {
   return absl::UnavailableError(message);
 }
 
-absl::Status FsyncPath(const std::string& path, int flags) {
-  const int fd = open(path.c_str(), flags | O_CLOEXEC);
-  if (fd < 0) return ErrnoError("opening " + path + " to fsync", errno);
+absl::Status SyncDirectory(const std::string& path) {
+  const int fd = open(path.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0) return ErrnoError("opening directory " + path + " to fsync", errno);
   const int result = fsync(fd);
   const int error = errno;
   close(fd);
   if (result != 0) return ErrnoError("fsync " + path, error);
   return absl::OkStatus();
 }
-
-int RemoveEntry(const char* path, const struct stat*, int type, FTW*) {
-  return (type == FTW_DP ? rmdir(path) : unlink(path)) == 0 ? 0 : errno;
-}
-
-}  // namespace
 
 std::string JoinPath(const std::string& base, const std::string& path) {
   if (base.empty() || (!path.empty() && path[0] == '/')) return path;
@@ -70,7 +71,8 @@ std::string NormalizePath(const std::string& path) {
   return joined.empty() ? "." : joined;
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
+absl::Status ReadFileInChunks(const std::string& path, size_t chunk_bytes,
+                              absl::FunctionRef<void(absl::string_view)> consumer) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoError("opening " + path, errno);
   struct stat info;
@@ -78,10 +80,9 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
     close(fd);
     return absl::InvalidArgumentError(absl::StrCat(path, " is a directory, not a file"));
   }
-  std::string contents;
-  char buffer[1 << 16];
+  std::unique_ptr<char[]> buffer(new char[chunk_bytes]);
   while (true) {
-    const ssize_t n = read(fd, buffer, sizeof(buffer));
+    const ssize_t n = read(fd, buffer.get(), chunk_bytes);
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int error = errno;
@@ -89,9 +90,18 @@ absl::StatusOr<std::string> ReadFile(const std::string& path) {
       return ErrnoError("reading " + path, error);
     }
     if (n == 0) break;
-    contents.append(buffer, n);
+    consumer(absl::string_view(buffer.get(), static_cast<size_t>(n)));
   }
   close(fd);
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  std::string contents;
+  const absl::Status read = ReadFileInChunks(path, 1 << 16, [&contents](absl::string_view chunk) {
+    contents.append(chunk.data(), chunk.size());
+  });
+  if (!read.ok()) return read;
   return contents;
 }
 
@@ -141,12 +151,9 @@ absl::Status MakeDirectories(const std::string& path) {
   return absl::OkStatus();
 }
 
-absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
-  const std::string parent = Dirname(path);
-  if (absl::Status made = MakeDirectories(parent); !made.ok()) return made;
-  const std::string temp = absl::StrCat(path, ".tmp.", getpid());
-  const int fd = open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return ErrnoError("creating " + temp, errno);
+absl::Status WriteFileDurably(const std::string& path, absl::string_view contents) {
+  const int fd = open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return ErrnoError("creating " + path, errno);
   size_t written = 0;
   while (written < contents.size()) {
     const ssize_t n = write(fd, contents.data() + written, contents.size() - written);
@@ -154,24 +161,33 @@ absl::Status WriteFileAtomically(const std::string& path, absl::string_view cont
     if (n < 0) {
       const int error = errno;
       close(fd);
-      unlink(temp.c_str());
-      return ErrnoError("writing " + temp, error);
+      return ErrnoError("writing " + path, error);
     }
     written += static_cast<size_t>(n);
   }
   if (fsync(fd) != 0) {
     const int error = errno;
     close(fd);
-    unlink(temp.c_str());
-    return ErrnoError("fsync " + temp, error);
+    return ErrnoError("fsync " + path, error);
   }
-  close(fd);
+  if (close(fd) != 0) return ErrnoError("closing " + path, errno);
+  return absl::OkStatus();
+}
+
+absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
+  const std::string parent = Dirname(path);
+  if (absl::Status made = MakeDirectories(parent); !made.ok()) return made;
+  const std::string temp = absl::StrCat(path, ".tmp.", getpid());
+  if (absl::Status written = WriteFileDurably(temp, contents); !written.ok()) {
+    unlink(temp.c_str());
+    return written;
+  }
   if (rename(temp.c_str(), path.c_str()) != 0) {
     const int error = errno;
     unlink(temp.c_str());
     return ErrnoError("renaming " + temp + " to " + path, error);
   }
-  return FsyncPath(parent, O_RDONLY | O_DIRECTORY);
+  return SyncDirectory(parent);
 }
 
 }  // namespace rollout

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -27,6 +28,19 @@ std::string NormalizePath(const std::string& path);
 // Unavailable/PermissionDenied for other errors; messages name the path.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 
+// Calls `consumer` with the file's bytes in order, in chunks of at most
+// `chunk_bytes`, without holding the whole file. Errors as ReadFile's.
+absl::Status ReadFileInChunks(const std::string& path, size_t chunk_bytes,
+                              absl::FunctionRef<void(absl::string_view)> consumer);
+
+// `what: strerror(error)` as NotFound (ENOENT), PermissionDenied (EACCES, EPERM) or
+// Unavailable (anything else). `what` names the operation and the path.
+absl::Status ErrnoError(const std::string& what, int error);
+
+// fsync-s the directory `path`, so that entries created, renamed or removed in it
+// survive a power loss.
+absl::Status SyncDirectory(const std::string& path);
+
 // Names in a directory (no "." and ".."), sorted. NotFound when it does not exist.
 absl::StatusOr<std::vector<std::string>> ListDirectory(const std::string& path);
 
@@ -40,6 +54,10 @@ absl::Status RemoveTree(const std::string& path);
 
 // Creates `path` and its missing parents (like `mkdir -p`).
 absl::Status MakeDirectories(const std::string& path);
+
+// Creates or truncates `path`, writes `contents` and fsyncs the file. Not atomic (a
+// crash can leave a partial file); see WriteFileAtomically for that.
+absl::Status WriteFileDurably(const std::string& path, absl::string_view contents);
 
 // Replaces `path` with `contents` so that a crash leaves either the old file or the
 // new one, never a mix: writes `<path>.tmp.<pid>`, fsyncs it, renames it over `path`,

@@ -17,5 +17,7 @@ constexpr int kExitInterrupted = 130;
 int RunTrainCommand(const std::vector<std::string>& args);
 // rollout plan RECIPE [key=value ...]
 int RunPlanCommand(const std::vector<std::string>& args);
+// rollout ckpt ls DIR | rollout ckpt verify PATH
+int RunCkptCommand(const std::vector<std::string>& args);
 
 }  // namespace rollout::controller
