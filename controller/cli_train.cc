@@ -51,6 +51,27 @@ absl::StatusOr<std::string> SelfExecutable() {
   return std::string(path, n);
 }
 
+MetricsLoggerOptions ConsoleLoggerOptions(const config::TrainerConfig& trainer) {
+  MetricsLoggerOptions options = MetricsLoggerOptionsFor(trainer);
+  options.console = &std::cout;
+  options.console_options.is_terminal = isatty(STDOUT_FILENO) != 0;
+  return options;
+}
+
+// The SFT phase of a PPO recipe with sft_warm_start, on workers the PPO trainer
+// initialised, logged as its own experiment (<experiment_name>_sft_warm_start).
+absl::Status RunSftWarmStart(const config::Recipe& recipe, WorkerGroup* policy) {
+  ASSIGN_OR_RETURN(std::unique_ptr<OfflineTrainer> sft, OfflineTrainer::CreateSftWarmStart(recipe, policy));
+  MetricsLoggerOptions options = ConsoleLoggerOptions(SftWarmStartRecipe(recipe).trainer());
+  options.console_options.total_steps = sft->total_steps();
+  ASSIGN_OR_RETURN(std::unique_ptr<MetricsLogger> logger, MetricsLogger::Create(options));
+  std::cout << "SFT warm start: " << sft->total_steps() << " steps\n";
+  if (absl::Status fit = sft->Fit(*logger); !fit.ok()) {
+    return absl::Status(fit.code(), absl::StrCat("SFT warm start: ", fit.message()));
+  }
+  return logger->Close();
+}
+
 // The loop trainer.mode names (PPO / GRPO, SFT or DPO) over the started workers, with
 // the recipe's reward and loggers.
 absl::Status Train(const config::Recipe& recipe, const std::string& self, ControllerRuntime& runtime) {
@@ -63,9 +84,7 @@ absl::Status Train(const config::Recipe& recipe, const std::string& self, Contro
           "'; this build trains with actor, rollout and ref colocated in one pool"));
     }
   }
-  MetricsLoggerOptions logger_options = MetricsLoggerOptionsFor(recipe.trainer());
-  logger_options.console = &std::cout;
-  logger_options.console_options.is_terminal = isatty(STDOUT_FILENO) != 0;
+  MetricsLoggerOptions logger_options = ConsoleLoggerOptions(recipe.trainer());
   const std::string& mode = recipe.trainer().mode();
   if (mode == "sft" || mode == "dpo") {
     ASSIGN_OR_RETURN(std::unique_ptr<OfflineTrainer> trainer, OfflineTrainer::Create(recipe, policy));
@@ -80,11 +99,19 @@ absl::Status Train(const config::Recipe& recipe, const std::string& self, Contro
   setup.recipe = recipe;
   setup.policy = policy;
   setup.reward = reward.get();
+  if (absl::StatusOr<WorkerGroup*> critic = runtime.GroupForRole("critic"); critic.ok()) setup.critic = *critic;
   ASSIGN_OR_RETURN(std::unique_ptr<PpoTrainer> trainer, PpoTrainer::Create(setup));
+  const bool warm_start = recipe.sft_warm_start().total_training_steps() > 0;
+  if (warm_start) RETURN_IF_ERROR(RunSftWarmStart(recipe, policy));
   logger_options.console_options.total_steps = trainer->total_steps();
   ASSIGN_OR_RETURN(std::unique_ptr<MetricsLogger> logger, MetricsLogger::Create(logger_options));
   RETURN_IF_ERROR(trainer->Fit(*logger));
-  return logger->Close();
+  RETURN_IF_ERROR(logger->Close());
+  if (warm_start && recipe.trainer().val_before_train()) {
+    std::cout << logger->summary().RenderChange(
+        "val-core/*", "validation: after the SFT warm start (step 0) -> after training");
+  }
+  return absl::OkStatus();
 }
 
 // Starts the workers, runs the pre-flight check and (without --dry-run) the loop.

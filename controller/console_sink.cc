@@ -19,7 +19,8 @@ struct KeyMetric {
 };
 constexpr KeyMetric kKeyMetrics[] = {
     {"critic/score/mean", "score ", ""}, {"actor/pg_loss", "pg_loss ", ""},
-    {"actor/kl_loss", "kl_loss ", ""},   {"response_length/mean", "resp_len ", ""},
+    {"actor/kl_loss", "kl_loss ", ""},   {"critic/vf_loss", "vf_loss ", ""},  // PPO
+    {"response_length/mean", "resp_len ", ""},
     {"train/loss", "loss ", ""},         {"val/loss", "val_loss ", ""},  // SFT / DPO
     {"timing_s/step", "", " s/step"},    {"perf/throughput", "", " tok/s"},
 };

@@ -49,6 +49,40 @@ absl::StatusOr<std::unique_ptr<OfflineTrainer>> OfflineTrainer::Create(const con
   if (mode != "sft" && mode != "dpo") {
     return absl::InvalidArgumentError(absl::StrCat("trainer.mode ", mode, " is not an offline loop"));
   }
+  ASSIGN_OR_RETURN(std::unique_ptr<OfflineTrainer> trainer, Prepare(recipe, policy));
+  RETURN_IF_ERROR(InitRoles(*policy, trainer->total_steps_));
+  return trainer;
+}
+
+config::Recipe SftWarmStartRecipe(const config::Recipe& recipe) {
+  const config::SftWarmStartConfig& warm = recipe.sft_warm_start();
+  config::Recipe sft = recipe;
+  sft.mutable_trainer()->set_mode("sft");
+  sft.mutable_trainer()->set_experiment_name(recipe.trainer().experiment_name() + "_sft_warm_start");
+  sft.mutable_trainer()->set_total_training_steps(warm.total_training_steps());
+  sft.mutable_trainer()->set_test_freq(warm.test_freq());
+  *sft.mutable_data()->mutable_train_files() = warm.train_files();
+  *sft.mutable_data()->mutable_val_files() = warm.val_files();
+  sft.mutable_data()->set_train_batch_size(warm.train_batch_size());
+  *sft.mutable_actor()->mutable_optim() = warm.optim();
+  return sft;
+}
+
+absl::StatusOr<std::unique_ptr<OfflineTrainer>> OfflineTrainer::CreateSftWarmStart(
+    const config::Recipe& recipe, WorkerGroup* policy) {
+  if (recipe.trainer().mode() != "ppo" || recipe.sft_warm_start().total_training_steps() <= 0) {
+    return absl::InvalidArgumentError(
+        "an SFT warm start needs trainer.mode ppo and sft_warm_start.total_training_steps > 0");
+  }
+  if (recipe.sft_warm_start().train_files_size() == 0) {
+    return absl::InvalidArgumentError("sft_warm_start.train_files is empty");
+  }
+  return Prepare(SftWarmStartRecipe(recipe), policy);
+}
+
+absl::StatusOr<std::unique_ptr<OfflineTrainer>> OfflineTrainer::Prepare(const config::Recipe& recipe,
+                                                                       WorkerGroup* policy) {
+  const std::string& mode = recipe.trainer().mode();
   RETURN_IF_ERROR(CheckSingleTrainingRank(*policy));
   std::unique_ptr<OfflineTrainer> trainer(new OfflineTrainer(recipe, policy));
   trainer->update_method_ = mode == "sft" ? "actor.sft_update" : "actor.dpo_update";
@@ -64,7 +98,6 @@ absl::StatusOr<std::unique_ptr<OfflineTrainer>> OfflineTrainer::Create(const con
   ASSIGN_OR_RETURN(DataLoader created, DataLoader::Create(RowCount(trainer->train_), loader));
   trainer->loader_ = std::make_unique<DataLoader>(std::move(created));
   trainer->total_steps_ = TotalTrainingSteps(recipe.trainer(), trainer->loader_->steps_per_epoch());
-  RETURN_IF_ERROR(InitRoles(*policy, trainer->total_steps_));
   return trainer;
 }
 

@@ -22,12 +22,21 @@
 
 namespace rollout::controller {
 
+// The SFT recipe a PPO recipe's sft_warm_start describes: trainer.mode sft, its files,
+// batch size, steps, test_freq and optimizer; experiment `<experiment_name>_sft_warm_start`.
+config::Recipe SftWarmStartRecipe(const config::Recipe& recipe);
+
 class OfflineTrainer {
  public:
   // Loads the datasets of trainer.mode (sft or dpo), checks the batch split and
   // initialises the workers' roles.
   static absl::StatusOr<std::unique_ptr<OfflineTrainer>> Create(const config::Recipe& recipe,
                                                                 WorkerGroup* policy);
+  // The SFT phase of a PPO recipe with sft_warm_start (SftWarmStartRecipe above) on
+  // workers the PPO trainer already initialised: they host actor.sft_update next to the
+  // actor. InvalidArgument when the recipe has no warm start.
+  static absl::StatusOr<std::unique_ptr<OfflineTrainer>> CreateSftWarmStart(const config::Recipe& recipe,
+                                                                            WorkerGroup* policy);
 
   absl::Status Fit(MetricsLogger& logger);
   absl::StatusOr<std::map<std::string, double>> Validate();
@@ -39,6 +48,9 @@ class OfflineTrainer {
   using Columns = std::map<std::string, std::vector<std::string>>;
 
   OfflineTrainer(const config::Recipe& recipe, WorkerGroup* policy) : recipe_(recipe), policy_(policy) {}
+  // Loads the data and plans the steps; initialises no worker.
+  static absl::StatusOr<std::unique_ptr<OfflineTrainer>> Prepare(const config::Recipe& recipe,
+                                                                 WorkerGroup* policy);
   absl::StatusOr<Columns> Load(const std::vector<std::string>& files) const;
   absl::StatusOr<Batch> Rows(const Columns& data, const std::vector<int64_t>& indices) const;
 

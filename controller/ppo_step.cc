@@ -110,6 +110,12 @@ absl::StatusOr<std::map<std::string, double>> DataMetrics(const Batch& batch) {
   if (batch.HasTensor("values")) {
     ASSIGN_OR_RETURN(const at::Tensor values, batch.Tensor("values"));
     AddStats("critic/values", values, mask, &metrics);
+    // The share of the returns' variance the values explain (unbiased variances, as verl).
+    const at::Tensor valid = mask.to(at::kBool);
+    const at::Tensor valid_returns = returns.masked_select(valid).to(at::kDouble);
+    const at::Tensor errors = valid_returns - values.masked_select(valid).to(at::kDouble);
+    metrics["critic/vf_explained_var"] =
+        valid_returns.numel() < 2 ? 0 : (1.0 - errors.var() / (valid_returns.var() + 1e-5)).item<double>();
   }
   const int64_t prompt_width = prompts.size(1);
   AddLengthStats("response_length", mask.to(at::kLong).sum(1), mask.size(1), &metrics);

@@ -38,7 +38,9 @@ absl::StatusOr<std::map<std::string, double>> ComputeAdvantageColumns(const Adva
                                                                       Batch* batch);
 
 // verl's compute_data_metrics: critic/score/{mean,max,min}, critic/rewards/...,
-// critic/advantages/..., critic/returns/... (and critic/values/... with values),
+// critic/advantages/..., critic/returns/... (and with values critic/values/... and
+// critic/vf_explained_var = 1 - var(returns - values) / (var(returns) + 1e-5); 0 for
+// fewer than two response tokens),
 // response_length/{mean,max,min,clip_ratio}, prompt_length/{mean,max,min,clip_ratio},
 // over the unmasked tokens / rows of `batch` (which must hold the columns that
 // ComputeAdvantageColumns adds, plus attention_mask and prompts).

@@ -9,10 +9,10 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "algorithms/dapo.h"
-#include "common/batch_metrics.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "controller/ppo_step.h"
+#include "controller/ppo_worker_calls.h"
 #include "controller/trainer_common.h"
 
 namespace rollout::controller {
@@ -20,9 +20,6 @@ namespace {
 
 // Seeds of a step's prompt groups: group i of step s samples from seed base(s) + i.
 constexpr int64_t kSeedStride = 1000003;
-
-const std::vector<std::string> kSequenceColumns = {"input_ids", "attention_mask", "position_ids",
-                                                   "responses", "response_mask"};
 
 // Runs `phase`, adding its wall time to metrics as timing_s/<name>.
 absl::Status Timed(const std::string& name, std::map<std::string, double>* metrics,
@@ -35,15 +32,51 @@ absl::Status Timed(const std::string& name, std::map<std::string, double>* metri
   return absl::OkStatus();
 }
 
-absl::Status Merge(const absl::StatusOr<Batch>& columns, Batch* batch) {
-  if (!columns.ok()) return columns.status();
-  return batch->Union(*columns);
-}
-
 double Mean(const std::vector<double>& values) {
   double sum = 0;
   for (double v : values) sum += v;
   return values.empty() ? 0 : sum / static_cast<double>(values.size());
+}
+
+// data.train_batch_size must split over the `what` group and into whole mini-batches of
+// `<key>` prompts.
+absl::Status CheckSplits(const config::Recipe& recipe, const WorkerGroup& group, const std::string& what,
+                         const std::string& key, int64_t mini_batch_size) {
+  const int64_t batch_size = recipe.data().train_batch_size();
+  if (batch_size % group.world_size() != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("data.train_batch_size (", batch_size,
+                                                   ") must split evenly over the ", group.world_size(), " ",
+                                                   what, " workers"));
+  }
+  if (batch_size % mini_batch_size != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("data.train_batch_size (", batch_size, ") must be a multiple of ",
+                                                   key, " (", mini_batch_size,
+                                                   "): every update takes whole mini-batches"));
+  }
+  return absl::OkStatus();
+}
+
+// The worker groups against the recipe: one training rank each, batch splits, and a
+// critic exactly when the estimator needs one (verl's use_critic: gae).
+absl::Status CheckWorkers(const PpoTrainerSetup& setup) {
+  const config::Recipe& recipe = setup.recipe;
+  RETURN_IF_ERROR(CheckSingleTrainingRank(*setup.policy));
+  RETURN_IF_ERROR(CheckSplits(recipe, *setup.policy, "policy", "actor.ppo_mini_batch_size",
+                              recipe.actor().ppo_mini_batch_size()));
+  const std::string& estimator = recipe.algorithm().adv_estimator();
+  if (estimator == "gae" && setup.critic == nullptr) {
+    return absl::InvalidArgumentError(
+        "algorithm.adv_estimator=gae needs a critic, and the placement has none (placement.critic)");
+  }
+  if (estimator != "gae" && setup.critic != nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "placement.critic puts a critic on pool '", setup.critic->pool(), "', but algorithm.adv_estimator=",
+        estimator, " does not use one: remove placement.critic or use gae"));
+  }
+  if (setup.critic == nullptr) return absl::OkStatus();
+  RETURN_IF_ERROR(CheckSingleTrainingRank(*setup.critic));
+  return CheckSplits(recipe, *setup.critic, "critic", "critic.ppo_mini_batch_size",
+                     recipe.critic().ppo_mini_batch_size());
 }
 
 }  // namespace
@@ -53,12 +86,7 @@ absl::StatusOr<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(const PpoTrainerS
   if (setup.policy == nullptr || setup.reward == nullptr) {
     return absl::InvalidArgumentError("PpoTrainer needs a policy worker group and a reward runner");
   }
-  if (recipe.algorithm().adv_estimator() == "gae") {
-    return absl::UnimplementedError(
-        "algorithm.adv_estimator=gae needs the critic, which this trainer does not drive yet; "
-        "use grpo, rloo, reinforce_plus_plus, reinforce_plus_plus_baseline or remax");
-  }
-  RETURN_IF_ERROR(CheckSingleTrainingRank(*setup.policy));
+  RETURN_IF_ERROR(CheckWorkers(setup));
   std::unique_ptr<PpoTrainer> trainer(new PpoTrainer(setup));
   const DatasetOptions options = DatasetOptionsFrom(recipe.data());
   ASSIGN_OR_RETURN(trainer->train_, LoadPromptDataset(Files(recipe.data().train_files()), options));
@@ -69,19 +97,8 @@ absl::StatusOr<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(const PpoTrainerS
   if (recipe.data().val_files_size() > 0) {
     ASSIGN_OR_RETURN(trainer->val_, LoadPromptDataset(Files(recipe.data().val_files()), options));
   }
-  const int64_t batch_size = recipe.data().train_batch_size();
-  if (batch_size % setup.policy->world_size() != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("data.train_batch_size (", batch_size,
-                                                   ") must split evenly over the ",
-                                                   setup.policy->world_size(), " policy workers"));
-  }
-  if (batch_size % recipe.actor().ppo_mini_batch_size() != 0) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "data.train_batch_size (", batch_size, ") must be a multiple of actor.ppo_mini_batch_size (",
-        recipe.actor().ppo_mini_batch_size(), "): every update takes whole mini-batches"));
-  }
   DataLoaderOptions loader;
-  loader.batch_size = batch_size;
+  loader.batch_size = recipe.data().train_batch_size();
   loader.shuffle = recipe.data().shuffle();
   loader.seed = recipe.data().seed();
   ASSIGN_OR_RETURN(DataLoader created, DataLoader::Create(static_cast<int64_t>(trainer->train_.examples.size()), loader));
@@ -97,6 +114,10 @@ absl::StatusOr<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(const PpoTrainerS
                                                       .set_target_kl(kl.target_kl())));
   }
   RETURN_IF_ERROR(InitRoles(*setup.policy, trainer->total_steps_));
+  // A colocated critic was initialised with the policy roles of its process.
+  if (setup.critic != nullptr && setup.critic != setup.policy) {
+    RETURN_IF_ERROR(InitRoles(*setup.critic, trainer->total_steps_));
+  }
   return trainer;
 }
 
@@ -163,52 +184,46 @@ absl::StatusOr<std::vector<double>> PpoTrainer::ShapeOverlong(const std::vector<
   return std::vector<double>(contiguous.data_ptr<double>(), contiguous.data_ptr<double>() + contiguous.numel());
 }
 
-absl::Status PpoTrainer::Step(MetricsLogger& logger) {
+absl::StatusOr<Batch> PpoTrainer::GenerateAndScore(const std::vector<const PromptExample*>& examples,
+                                                   const std::vector<std::string>& uids,
+                                                   std::map<std::string, double>* metrics) const {
   const config::Recipe& recipe = setup_.recipe;
-  WorkerGroup& policy = *setup_.policy;
-  std::map<std::string, double> metrics;
   const int n = recipe.rollout().n();
-  const int64_t epoch = loader_->position().epoch;
-  std::vector<const PromptExample*> examples;
-  std::vector<std::string> uids;
-  for (int64_t index : loader_->Next()) {
-    examples.push_back(&train_.examples[static_cast<size_t>(index)]);
-    uids.push_back(absl::StrCat("step", global_step_ + 1, "-", examples.size() - 1));
-  }
   const int64_t seed_base = int64_t{recipe.rollout().seed()} * kSeedStride +
                             (global_step_ + 1) * static_cast<int64_t>(examples.size());
-  const bool needs_ref = recipe.actor().use_kl_loss() || recipe.algorithm().use_kl_in_reward();
   Batch batch;
-  const auto step_start = std::chrono::steady_clock::now();
-  RETURN_IF_ERROR(Timed("gen", &metrics, [&]() -> absl::Status {
+  RETURN_IF_ERROR(Timed("gen", metrics, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(const Batch rows, PromptRows(examples, n, uids, seed_base));
-    ASSIGN_OR_RETURN(batch, policy.CallDpSplit("rollout.generate_sequences", rows));
-    return Merge(rows.Select({"uid"}), &batch);
+    ASSIGN_OR_RETURN(batch, setup_.policy->CallDpSplit("rollout.generate_sequences", rows));
+    ASSIGN_OR_RETURN(const Batch uid, rows.Select({"uid"}));
+    return batch.Union(uid);
   }));
-  RETURN_IF_ERROR(Timed("reward", &metrics, [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(const std::vector<rewards::ScoredSample> scored, Score(batch, examples, n, &metrics));
+  RETURN_IF_ERROR(Timed("reward", metrics, [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(const std::vector<rewards::ScoredSample> scored, Score(batch, examples, n, metrics));
     std::vector<double> scores;
     for (const rewards::ScoredSample& sample : scored) scores.push_back(sample.output.score);
     ASSIGN_OR_RETURN(const at::Tensor response_mask, batch.Tensor("response_mask"));
-    ASSIGN_OR_RETURN(scores, ShapeOverlong(scores, response_mask, &metrics));
+    ASSIGN_OR_RETURN(scores, ShapeOverlong(scores, response_mask, metrics));
     ASSIGN_OR_RETURN(const at::Tensor token_scores, TokenLevelScores(scores, response_mask));
     return batch.AddTensor("token_level_scores", token_scores);
   }));
-  ASSIGN_OR_RETURN(const Batch sequences, batch.Select(kSequenceColumns));
-  RETURN_IF_ERROR(Timed("old_log_prob", &metrics, [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(const Batch out, policy.CallDpSplit("actor.compute_log_prob", sequences));
-    ASSIGN_OR_RETURN(const at::Tensor entropys, out.Tensor("entropys"));
-    ASSIGN_OR_RETURN(const at::Tensor mask, batch.Tensor("response_mask"));
-    const at::Tensor weights = mask.to(at::kFloat);
-    metrics["actor/entropy"] = ((entropys * weights).sum() / weights.sum().clamp_min(1)).item<double>();
-    return Merge(out.Select({"old_log_probs"}), &batch);
+  return batch;
+}
+
+absl::Status PpoTrainer::PrepareUpdates(Batch* batch, std::map<std::string, double>* metrics) {
+  const config::Recipe& recipe = setup_.recipe;
+  WorkerGroup& policy = *setup_.policy;
+  RETURN_IF_ERROR(Timed("old_log_prob", metrics, [&]() -> absl::Status {
+    ASSIGN_OR_RETURN((*metrics)["actor/entropy"], ComputeOldLogProbs(policy, batch));
+    return absl::OkStatus();
   }));
-  if (needs_ref) {
-    RETURN_IF_ERROR(Timed("ref", &metrics, [&]() -> absl::Status {
-      return Merge(policy.CallDpSplit("ref.compute_ref_log_prob", sequences), &batch);
-    }));
+  if (recipe.actor().use_kl_loss() || recipe.algorithm().use_kl_in_reward()) {
+    RETURN_IF_ERROR(Timed("ref", metrics, [&] { return ComputeRefLogProbs(policy, batch); }));
   }
-  RETURN_IF_ERROR(Timed("adv", &metrics, [&]() -> absl::Status {
+  if (setup_.critic != nullptr) {
+    RETURN_IF_ERROR(Timed("values", metrics, [&] { return ComputeValues(*setup_.critic, batch); }));
+  }
+  return Timed("adv", metrics, [&]() -> absl::Status {
     AdvantageStep step;
     step.adv_estimator = recipe.algorithm().adv_estimator();
     step.options.gamma = recipe.algorithm().gamma();
@@ -217,25 +232,43 @@ absl::Status PpoTrainer::Step(MetricsLogger& logger) {
     step.use_kl_in_reward = recipe.algorithm().use_kl_in_reward();
     step.kl_penalty = recipe.algorithm().kl_penalty();
     step.kl_controller = kl_controller_.get();
-    ASSIGN_OR_RETURN(const auto kl_metrics, ComputeAdvantageColumns(step, &batch));
-    metrics.insert(kl_metrics.begin(), kl_metrics.end());
+    ASSIGN_OR_RETURN(const auto kl_metrics, ComputeAdvantageColumns(step, batch));
+    metrics->insert(kl_metrics.begin(), kl_metrics.end());
     return absl::OkStatus();
-  }));
-  RETURN_IF_ERROR(Timed("update_actor", &metrics, [&]() -> absl::Status {
-    std::vector<std::string> columns = kSequenceColumns;
-    columns.push_back("old_log_probs");
-    columns.push_back("advantages");
-    if (recipe.actor().use_kl_loss()) columns.push_back("ref_log_prob");
-    ASSIGN_OR_RETURN(const Batch update, batch.Select(columns));
-    ASSIGN_OR_RETURN(const std::vector<Batch> shards, policy.CallDpShards("actor.update_actor", update));
-    std::map<std::string, std::vector<double>> per_rank;
-    for (const Batch& shard : shards) {
-      ASSIGN_OR_RETURN(const auto shard_metrics, GetBatchMetrics(shard));
-      for (const auto& [name, value] : shard_metrics) per_rank[name].push_back(value);
-    }
-    for (const auto& [name, values] : per_rank) metrics[name] = Mean(values);
+  });
+}
+
+absl::Status PpoTrainer::UpdateModels(const Batch& batch, std::map<std::string, double>* metrics) {
+  if (setup_.critic != nullptr) {
+    RETURN_IF_ERROR(Timed("update_critic", metrics, [&]() -> absl::Status {
+      ASSIGN_OR_RETURN(const auto critic_metrics, UpdateCritic(*setup_.critic, batch));
+      metrics->insert(critic_metrics.begin(), critic_metrics.end());
+      return absl::OkStatus();
+    }));
+  }
+  if (!ActorUpdatesAt(global_step_ + 1, setup_.recipe.trainer().critic_warmup())) return absl::OkStatus();
+  return Timed("update_actor", metrics, [&]() -> absl::Status {
+    ASSIGN_OR_RETURN(const auto actor_metrics,
+                     UpdateActor(*setup_.policy, batch, setup_.recipe.actor().use_kl_loss()));
+    metrics->insert(actor_metrics.begin(), actor_metrics.end());
     return absl::OkStatus();
-  }));
+  });
+}
+
+absl::Status PpoTrainer::Step(MetricsLogger& logger) {
+  const config::Recipe& recipe = setup_.recipe;
+  std::map<std::string, double> metrics;
+  const int64_t epoch = loader_->position().epoch;
+  std::vector<const PromptExample*> examples;
+  std::vector<std::string> uids;
+  for (int64_t index : loader_->Next()) {
+    examples.push_back(&train_.examples[static_cast<size_t>(index)]);
+    uids.push_back(absl::StrCat("step", global_step_ + 1, "-", examples.size() - 1));
+  }
+  const auto step_start = std::chrono::steady_clock::now();
+  ASSIGN_OR_RETURN(Batch batch, GenerateAndScore(examples, uids, &metrics));
+  RETURN_IF_ERROR(PrepareUpdates(&batch, &metrics));
+  RETURN_IF_ERROR(UpdateModels(batch, &metrics));
   ASSIGN_OR_RETURN(const auto data_metrics, DataMetrics(batch));
   metrics.insert(data_metrics.begin(), data_metrics.end());
   ++global_step_;
@@ -245,7 +278,7 @@ absl::Status PpoTrainer::Step(MetricsLogger& logger) {
   const double tokens = attention_mask.sum().item<double>();
   metrics["timing_s/step"] = step_seconds;
   metrics["perf/total_num_tokens"] = tokens;
-  metrics["perf/throughput"] = tokens / step_seconds / policy.world_size();
+  metrics["perf/throughput"] = tokens / step_seconds / setup_.policy->world_size();
   metrics["training/global_step"] = static_cast<double>(global_step_);
   metrics["training/epoch"] = static_cast<double>(epoch);
   if (!val_.examples.empty() && ValidatesAfter(recipe.trainer(), global_step_, total_steps_)) {

@@ -2,15 +2,19 @@
 // order and with its metric names:
 //   gen (rollout.generate_sequences) -> reward (the reward runner, then DAPO's overlong
 //   shaping with reward.overlong_buffer.enable) -> old_log_prob ->
-//   ref (when a KL term needs it) -> adv (KL in reward, advantage estimator) ->
-//   update_actor -> metrics; validation before training (trainer.val_before_train),
-//   every trainer.test_freq steps and after the last step.
+//   ref (when a KL term needs it) -> values (critic.compute_values, PPO) ->
+//   adv (KL in reward, advantage estimator) -> update_critic (PPO) -> update_actor
+//   (after trainer.critic_warmup critic-only steps, see ppo_worker_calls.h) -> metrics;
+//   validation before training (trainer.val_before_train), every trainer.test_freq
+//   steps and after the last step.
 // Batch semantics as verl: data.train_batch_size prompts per step, each sent
 // rollout.n times (rows of one prompt share a uid and generate as one group),
-// actor.ppo_mini_batch_size counted in prompts on the worker side.
+// actor.ppo_mini_batch_size and critic.ppo_mini_batch_size counted in prompts on the
+// worker side.
 //
-// This version drives colocated actor/rollout/ref workers (one pool) without a critic:
-// GRPO-family estimators. Not thread-safe; the trainer owns the loop.
+// Drives colocated actor/rollout/ref workers (one pool) and, for PPO
+// (algorithm.adv_estimator gae, as verl's use_critic), a critic colocated with them
+// or in a pool of its own. Not thread-safe; the trainer owns the loop.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -35,14 +39,16 @@ namespace rollout::controller {
 struct PpoTrainerSetup {
   config::Recipe recipe;
   WorkerGroup* policy = nullptr;             // hosts actor, rollout and ref
+  WorkerGroup* critic = nullptr;             // hosts the critic; required by gae only
   rewards::RewardRunner* reward = nullptr;   // scores responses
 };
 
 class PpoTrainer {
  public:
   // Loads the datasets, checks the batch sizes against the workers and the recipe
-  // against what this loop supports (InvalidArgument naming the key), and initialises
-  // the workers' roles (worker.init_roles).
+  // against what this loop supports (InvalidArgument naming the key; a critic group
+  // without gae, or gae without one, is InvalidArgument too), and initialises the
+  // workers' roles (worker.init_roles).
   static absl::StatusOr<std::unique_ptr<PpoTrainer>> Create(const PpoTrainerSetup& setup);
 
   // Runs every step, handing each step's metrics to `logger` (step 0: the validation
@@ -60,6 +66,14 @@ class PpoTrainer {
  private:
   explicit PpoTrainer(const PpoTrainerSetup& setup) : setup_(setup) {}
   absl::Status Step(MetricsLogger& logger);
+  // The step's phases: gen and reward (the rollout batch with token_level_scores);
+  // old_log_prob, ref, values and adv (the columns the updates take); update_critic and
+  // update_actor. Each adds its timing_s/<phase> and metrics.
+  absl::StatusOr<Batch> GenerateAndScore(const std::vector<const PromptExample*>& examples,
+                                         const std::vector<std::string>& uids,
+                                         std::map<std::string, double>* metrics) const;
+  absl::Status PrepareUpdates(Batch* batch, std::map<std::string, double>* metrics);
+  absl::Status UpdateModels(const Batch& batch, std::map<std::string, double>* metrics);
   // Prompt rows for `examples`, each repeated `n` times, with uid and seed columns.
   absl::StatusOr<Batch> PromptRows(const std::vector<const PromptExample*>& examples, int n,
                                    const std::vector<std::string>& uids, int64_t seed_base) const;

@@ -152,6 +152,27 @@ std::string RunSummary::RenderPlot(const std::string& metric, int width, int hei
   return plot;
 }
 
+std::string RunSummary::RenderChange(const std::string& pattern, const std::string& title) const {
+  std::vector<std::string> names;
+  size_t name_width = 0;
+  for (const std::string& name : Metrics()) {
+    if (!Matches(pattern, name)) continue;
+    names.push_back(name);
+    name_width = std::max(name_width, name.size());
+  }
+  if (names.empty()) return "";
+  std::string out = absl::StrCat(title, "\n");
+  for (const std::string& name : names) {
+    const std::map<int64_t, double>& history = History(name);
+    const auto& [first_step, first] = *history.begin();
+    const auto& [last_step, last] = *history.rbegin();
+    absl::StrAppend(&out, "  ", absl::StrFormat("%-*s", name_width, name), "  ", FormatMetricValue(first),
+                    " (step ", first_step, ") -> ", FormatMetricValue(last), " (step ", last_step, ")  ",
+                    absl::StrFormat("%+.1f points", 100.0 * (last - first)), "\n");
+  }
+  return out;
+}
+
 std::string RunSummary::Render() const {
   const std::string table = RenderTable();
   if (table.empty()) return "no metrics recorded\n";

@@ -52,6 +52,13 @@ class RunSummary {
   // The plot of `metric`, titled with its name, ending in '\n'; a one-line note
   // when it was never recorded. `width` or `height` below 2 is raised to 2.
   std::string RenderPlot(const std::string& metric, int width = 60, int height = 12) const;
+  // For each recorded metric matching `pattern` (a name, or a prefix ending in '*'):
+  // its first and last value side by side with their steps and the change in points
+  // (x100, for rates in [0, 1]), under `title`:
+  //   <title>
+  //     val-core/arithmetic/reward/mean@1   0.312 (step 0) -> 0.547 (step 40)   +23.5 points
+  // "" when no such metric was recorded.
+  std::string RenderChange(const std::string& pattern, const std::string& title) const;
   // The table and the reward curve: what the trainer prints at the end.
   std::string Render() const;
 

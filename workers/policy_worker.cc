@@ -12,38 +12,12 @@
 #include "models/lora.h"
 #include "workers/policy_batch.h"
 #include "workers/response_scores.h"
+#include "workers/role_options.h"
 #include "workers/rollout_batch.h"
 #include "workers/sft_batch.h"
 
 namespace rollout::workers {
 namespace {
-
-c10::ScalarType DtypeOf(const std::string& name) {
-  return name == "bfloat16" ? at::kBFloat16 : at::kFloat;
-}
-
-LrScheduleOptions ScheduleFrom(const config::OptimConfig& optim, int64_t total_training_steps) {
-  LrScheduleOptions schedule;
-  schedule.lr = optim.lr();
-  schedule.warmup_style = optim.warmup_style();
-  schedule.lr_warmup_steps = optim.lr_warmup_steps();
-  schedule.lr_warmup_steps_ratio = optim.lr_warmup_steps_ratio();
-  schedule.total_training_steps =
-      optim.total_training_steps() > 0 ? optim.total_training_steps() : total_training_steps;
-  schedule.min_lr_ratio = optim.min_lr_ratio();
-  schedule.num_cycles = optim.num_cycles();
-  return schedule;
-}
-
-AdamWOptions AdamWFrom(const config::OptimConfig& optim) {
-  AdamWOptions adamw;
-  adamw.lr = optim.lr();
-  adamw.beta1 = optim.beta1();
-  adamw.beta2 = optim.beta2();
-  adamw.eps = optim.eps();
-  adamw.weight_decay = optim.weight_decay();
-  return adamw;
-}
 
 // Rows per rank of verl's mini-batch: ppo_mini_batch_size prompts x rollout.n, split
 // over the data-parallel world.
@@ -65,10 +39,21 @@ absl::StatusOr<std::unique_ptr<PolicyWorker>> PolicyWorker::Create(const PolicyW
   std::unique_ptr<PolicyWorker> worker(new PolicyWorker(setup));
   RETURN_IF_ERROR(worker->LoadModels());
   if (worker->Hosts("actor")) {
-    const std::string& mode = setup.recipe.trainer().mode();
-    RETURN_IF_ERROR(mode == "sft"   ? worker->CreateSftLearner()
-                    : mode == "dpo" ? worker->CreateDpoLearner()
-                                    : worker->CreateActor());
+    const config::Recipe& recipe = setup.recipe;
+    const std::string& mode = recipe.trainer().mode();
+    if (mode == "sft") {
+      RETURN_IF_ERROR(worker->CreateSftLearner(recipe.data().train_batch_size(), recipe.actor().optim(),
+                                               setup.total_training_steps));
+    } else if (mode == "dpo") {
+      RETURN_IF_ERROR(worker->CreateDpoLearner());
+    } else {
+      RETURN_IF_ERROR(worker->CreateActor());
+      const config::SftWarmStartConfig& warm = recipe.sft_warm_start();
+      if (warm.total_training_steps() > 0) {
+        RETURN_IF_ERROR(
+            worker->CreateSftLearner(warm.train_batch_size(), warm.optim(), warm.total_training_steps()));
+      }
+    }
   }
   // SFT and DPO generate nothing: no KV cache.
   if (worker->Hosts("rollout") && setup.recipe.trainer().mode() == "ppo") {
@@ -146,19 +131,19 @@ std::vector<at::Tensor*> PolicyWorker::Trainable() {
   return trainable;
 }
 
-absl::Status PolicyWorker::CreateSftLearner() {
+absl::Status PolicyWorker::CreateSftLearner(int64_t batch, const config::OptimConfig& optim,
+                                            int64_t total_training_steps) {
   const config::ActorConfig& actor = setup_.recipe.actor();
-  const int64_t batch = setup_.recipe.data().train_batch_size();
   if (batch % setup_.world != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("data.train_batch_size (", batch,
-                                                   ") does not split over ", setup_.world, " workers"));
+    return absl::InvalidArgumentError(absl::StrCat("the SFT batch of ", batch, " rows does not split over ",
+                                                   setup_.world, " workers"));
   }
   SftOptions options;
   options.plan.mini_batch_rows = batch / setup_.world;  // one optimizer step per batch
   options.plan.micro_batch_rows = actor.ppo_micro_batch_size_per_gpu();
   options.plan.grad_clip = actor.grad_clip();
-  options.adamw = AdamWFrom(actor.optim());
-  options.lr_schedule = ScheduleFrom(actor.optim(), setup_.total_training_steps);
+  options.adamw = AdamWFrom(optim);
+  options.lr_schedule = ScheduleFrom(optim, total_training_steps);
   ASSIGN_OR_RETURN(sft_, SftLearner::Create(model_.get(), Trainable(), options));
   return absl::OkStatus();
 }
@@ -374,13 +359,16 @@ absl::Status PolicyWorker::RegisterMethods(MethodRegistry* registry) {
     RETURN_IF_ERROR(registry->Register("rollout.generate_sequences",
                                        [this](const Batch& in) { return GenerateSequences(in); }));
   }
-  if (Hosts("actor") && dpo_ != nullptr) {
+  if (dpo_ != nullptr) {
     RETURN_IF_ERROR(registry->Register("actor.dpo_update", [this](const Batch& in) { return DpoUpdate(in); }));
     RETURN_IF_ERROR(registry->Register("actor.dpo_eval", [this](const Batch& in) { return DpoEval(in); }));
-  } else if (Hosts("actor") && sft_ != nullptr) {
+  }
+  // SFT runs, and PPO runs with an SFT warm start.
+  if (sft_ != nullptr) {
     RETURN_IF_ERROR(registry->Register("actor.sft_update", [this](const Batch& in) { return SftUpdate(in); }));
     RETURN_IF_ERROR(registry->Register("actor.sft_loss", [this](const Batch& in) { return SftLoss(in); }));
-  } else if (Hosts("actor")) {
+  }
+  if (actor_ != nullptr) {
     RETURN_IF_ERROR(registry->Register("actor.compute_log_prob",
                                        [this](const Batch& in) { return ComputeLogProb(in); }));
     RETURN_IF_ERROR(registry->Register("actor.update_actor",

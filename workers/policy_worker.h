@@ -16,7 +16,9 @@
 //   ref.compute_ref_log_prob    -> ref_log_prob [N, R]
 //   actor.update_actor          + old_log_probs, advantages (+ ref_log_prob with
 //                               actor.use_kl_loss) -> metrics (common/batch_metrics.h)
-// With trainer.mode sft the actor fine-tunes instead (sft_learner.h, sft_batch.h):
+// With trainer.mode sft the actor fine-tunes instead (sft_learner.h, sft_batch.h), and
+// a PPO run with sft_warm_start fine-tunes with these before its first step (its own
+// optimizer and LR schedule, from sft_warm_start.optim):
 //   actor.sft_update            strings prompt, prompt_format, response -> metrics
 //   actor.sft_loss              the same rows -> metrics val/loss, val/weight (tokens)
 // With trainer.mode dpo it learns from preference pairs (dpo_learner.h; the reference
@@ -84,7 +86,9 @@ class PolicyWorker {
   bool Hosts(const std::string& role) const;
   absl::Status LoadModels();
   absl::Status CreateActor();
-  absl::Status CreateSftLearner();
+  // One optimizer step per `batch` rows (split over the workers), LR schedule over
+  // `total_training_steps`.
+  absl::Status CreateSftLearner(int64_t batch, const config::OptimConfig& optim, int64_t total_training_steps);
   absl::Status CreateDpoLearner();
   // Chosen and rejected halves with the reference's sequence log-probs.
   absl::StatusOr<PreferenceBatch> PreferenceBatchFrom(const Batch& input) const;
@@ -99,7 +103,7 @@ class PolicyWorker {
   std::unique_ptr<models::CausalLM> ref_model_;  // without LoRA, when a KL term needs it
   std::unique_ptr<models::Tokenizer> tokenizer_;
   std::unique_ptr<PolicyActor> actor_;
-  std::unique_ptr<SftLearner> sft_;  // instead of actor_ with trainer.mode sft
+  std::unique_ptr<SftLearner> sft_;  // trainer.mode sft, or ppo with sft_warm_start
   std::unique_ptr<DpoLearner> dpo_;  // instead of actor_ with trainer.mode dpo
   std::unique_ptr<engine::Engine> engine_;
   PromptEncoding prompt_encoding_;

@@ -33,31 +33,53 @@ absl::StatusOr<Batch> RoleHost::InitRoles(const Batch& input) {
   if (!recipe_set_.WaitForNotificationWithTimeout(kRecipeWait)) {
     return absl::FailedPreconditionError("worker.init_roles: the recipe has not arrived");
   }
-  if (policy_ != nullptr) return absl::FailedPreconditionError("worker.init_roles: called twice");
+  if (initialised_) return absl::FailedPreconditionError("worker.init_roles: called twice");
+  initialised_ = true;
+  int64_t total_training_steps = 0;
+  const std::string steps = input.Meta("total_training_steps");
+  if (!steps.empty() && !absl::SimpleAtoi(steps, &total_training_steps)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("worker.init_roles: total_training_steps '", steps, "' is not an integer"));
+  }
+  RETURN_IF_ERROR(InitPolicy(total_training_steps));
+  RETURN_IF_ERROR(InitCritic(total_training_steps));
+  return Batch();
+}
+
+absl::Status RoleHost::InitPolicy(int64_t total_training_steps) {
   PolicyWorkerSetup setup;
   setup.recipe = recipe_;
   setup.device = device_;
   setup.rank = rank_;
   setup.world = world_;
-  const std::string steps = input.Meta("total_training_steps");
-  if (!steps.empty() && !absl::SimpleAtoi(steps, &setup.total_training_steps)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("worker.init_roles: total_training_steps '", steps, "' is not an integer"));
-  }
+  setup.total_training_steps = total_training_steps;
   for (const std::string& role : roles_) {
     if (role == "actor" || role == "rollout" || role == "ref") setup.roles.push_back(role);
   }
-  if (!setup.roles.empty()) {
-    absl::StatusOr<std::unique_ptr<PolicyWorker>> policy = PolicyWorker::Create(setup);
-    if (!policy.ok()) {
-      return absl::Status(policy.status().code(),
-                          absl::StrCat("initialising ", absl::StrJoin(setup.roles, "+"), ": ",
-                                       policy.status().message()));
-    }
-    policy_ = *std::move(policy);
-    RETURN_IF_ERROR(policy_->RegisterMethods(registry_));
+  if (setup.roles.empty()) return absl::OkStatus();
+  absl::StatusOr<std::unique_ptr<PolicyWorker>> policy = PolicyWorker::Create(setup);
+  if (!policy.ok()) {
+    return absl::Status(policy.status().code(), absl::StrCat("initialising ", absl::StrJoin(setup.roles, "+"),
+                                                             ": ", policy.status().message()));
   }
-  return Batch();
+  policy_ = *std::move(policy);
+  return policy_->RegisterMethods(registry_);
+}
+
+absl::Status RoleHost::InitCritic(int64_t total_training_steps) {
+  if (std::find(roles_.begin(), roles_.end(), "critic") == roles_.end()) return absl::OkStatus();
+  CriticWorkerSetup setup;
+  setup.recipe = recipe_;
+  setup.device = device_;
+  setup.rank = rank_;
+  setup.world = world_;
+  setup.total_training_steps = total_training_steps;
+  absl::StatusOr<std::unique_ptr<CriticWorker>> critic = CriticWorker::Create(setup);
+  if (!critic.ok()) {
+    return absl::Status(critic.status().code(), absl::StrCat("initialising critic: ", critic.status().message()));
+  }
+  critic_ = *std::move(critic);
+  return critic_->RegisterMethods(registry_);
 }
 
 }  // namespace rollout::workers

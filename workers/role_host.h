@@ -4,7 +4,9 @@
 // starts every worker first and then initialises them together.
 //
 //   worker.init_roles   meta total_training_steps (the LR schedules' horizon) -> empty;
-//                       registers the hosted roles' methods (policy_worker.h)
+//                       creates the hosted roles (actor, rollout and ref:
+//                       policy_worker.h; critic: critic_worker.h) and registers
+//                       their methods
 //
 // Thread-safe: SetRecipe may race with the first worker.init_roles call, which waits
 // for it.
@@ -20,6 +22,7 @@
 #include "absl/synchronization/notification.h"
 #include "common/batch.h"
 #include "proto/recipe.pb.h"
+#include "workers/critic_worker.h"
 #include "workers/method_registry.h"
 #include "workers/policy_worker.h"
 
@@ -39,6 +42,9 @@ class RoleHost {
 
  private:
   absl::StatusOr<Batch> InitRoles(const Batch& input);
+  // Each creates its worker when this process hosts one of its roles.
+  absl::Status InitPolicy(int64_t total_training_steps);
+  absl::Status InitCritic(int64_t total_training_steps);
 
   const std::vector<std::string> roles_;
   const c10::Device device_;
@@ -47,7 +53,9 @@ class RoleHost {
   MethodRegistry* const registry_;
   config::Recipe recipe_;
   absl::Notification recipe_set_;
+  bool initialised_ = false;
   std::unique_ptr<PolicyWorker> policy_;
+  std::unique_ptr<CriticWorker> critic_;
 };
 
 }  // namespace rollout::workers

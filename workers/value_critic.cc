@@ -96,7 +96,7 @@ absl::StatusOr<at::Tensor> ValueCritic::ComputeValues(const ValueBatch& batch,
   if (parts.empty()) {
     return at::zeros({0, batch.response_mask.size(1)}, batch.input_ids.options().dtype(at::kFloat));
   }
-  return at::cat(parts);
+  return at::cat(parts) * batch.response_mask.to(at::kFloat);
 }
 
 absl::StatusOr<std::map<std::string, double>> ValueCritic::Update(const ValueBatch& batch) {

@@ -48,7 +48,8 @@ class ValueCritic {
                                                              const ValueCriticOptions& options);
 
   // [B, R] float32: the value of each response token's position (verl takes the values
-  // at the R positions before the last, as the actor's log-probs), without gradients.
+  // at the R positions before the last, as the actor's log-probs), without gradients;
+  // 0 where response_mask is 0 (verl: only action tokens have values).
   absl::StatusOr<at::Tensor> ComputeValues(const ValueBatch& batch, int64_t micro_batch_rows) const;
 
   // One update_critic call: the mini-batch loop, then one LR-schedule step.

@@ -80,5 +80,22 @@ TEST(DataMetrics, ReportsVerlsScoreAndLengthStatistics) {
   EXPECT_EQ(metrics.count("critic/values/mean"), 0u);
 }
 
+TEST(DataMetrics, GaeReturnsAndTheShareOfTheirVarianceTheValuesExplain) {
+  Batch batch = StepBatch();
+  // With gamma = lam = 1 each token's return is its row's score, whatever the values;
+  // values at half the returns leave a quarter of the returns' variance unexplained.
+  const at::Tensor mask = batch.Tensor("response_mask").value().to(at::kFloat);
+  const at::Tensor row_scores = at::tensor({1.0f, 0.0f, 0.5f, 0.5f}).unsqueeze(1);
+  ASSERT_TRUE(batch.AddTensor("values", 0.5 * row_scores * mask).ok());
+  AdvantageStep step;
+  step.adv_estimator = "gae";
+  ASSERT_TRUE(ComputeAdvantageColumns(step, &batch).ok());
+  EXPECT_TRUE(at::allclose(batch.Tensor("returns").value() * mask, row_scores * mask, 1e-5, 1e-6));
+  const auto metrics = DataMetrics(batch).value();
+  EXPECT_NEAR(metrics.at("critic/returns/mean"), 5.5 / 9, 1e-6);  // over the 9 response tokens
+  EXPECT_NEAR(metrics.at("critic/values/mean"), 2.75 / 9, 1e-6);
+  EXPECT_NEAR(metrics.at("critic/vf_explained_var"), 0.75, 1e-3);
+}
+
 }  // namespace
 }  // namespace rollout::controller

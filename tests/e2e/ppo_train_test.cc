@@ -1,0 +1,149 @@
+// `rollout train recipes/ppo_arith_tiny.yaml` end to end on the CPU through real worker
+// processes, at reduced size: PPO with a critic (GAE, KL in the reward) for three steps,
+// the critic colocated with the policy roles or in a pool of its own (and both give the
+// same run), verl's critic metrics, and the critic warmup holding the actor back.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+
+#include "tests/e2e/rollout_run.h"
+#include "tests/support/temp_dir.h"
+
+namespace rollout {
+namespace {
+
+using testing::ReadJsonLines;
+using testing::RolloutIn;
+
+using ::testing::HasSubstr;
+
+const char* const kMetricsFile = "jsonl_log/rollout_demo/ppo_arith/metrics.jsonl";
+
+// The recipe at reduced size: 4 prompts x 2 responses per step, one critic-only step.
+std::vector<std::string> ReducedRun(const std::vector<std::string>& extra) {
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  std::vector<std::string> args = {
+      "train", source + "/recipes/ppo_arith_tiny.yaml", "data.train_files=[data/train.jsonl]",
+      "data.val_files=[data/val.jsonl]", "actor.model.path=" + source + "/tests/data/tiny-qwen2",
+      "trainer.total_training_steps=3", "trainer.val_before_train=false", "trainer.critic_warmup=1",
+      "data.train_batch_size=4", "rollout.n=2", "actor.ppo_mini_batch_size=2", "critic.ppo_mini_batch_size=2",
+      "actor.ppo_micro_batch_size_per_gpu=2", "critic.ppo_micro_batch_size_per_gpu=2",
+      "rollout.cpu_kv_cache_gib=0.05", "critic.optim.lr=1e-3"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+// One run's output and per-step metrics (steps 1..3).
+struct PpoRun {
+  testing::CommandResult result;
+  std::vector<nlohmann::json> steps;
+};
+
+PpoRun RunIn(testing::TempDir& dir, const std::vector<std::string>& extra) {
+  const testing::CommandResult data =
+      RolloutIn(dir.path(), {"gen-data", "arithmetic", "--out", "data", "--train", "32", "--val", "4"});
+  EXPECT_EQ(data.exit_code, 0) << data.output;
+  PpoRun run;
+  run.result = RolloutIn(dir.path(), ReducedRun(extra));
+  run.steps = ReadJsonLines(dir.Path(kMetricsFile));
+  return run;
+}
+
+bool IsFinite(const nlohmann::json& metrics, const char* name) {
+  return metrics.contains(name) && metrics[name].is_number() && std::isfinite(metrics[name].get<double>());
+}
+
+class PpoTrain : public ::testing::Test {
+ protected:
+  // The colocated run, shared by the tests that read it.
+  static void SetUpTestSuite() {
+    colocated_dir_ = new testing::TempDir("ppo_e2e");
+    colocated_ = new PpoRun(RunIn(*colocated_dir_, {}));
+  }
+  static void TearDownTestSuite() {
+    delete colocated_;
+    delete colocated_dir_;
+  }
+
+  static testing::TempDir* colocated_dir_;
+  static PpoRun* colocated_;
+};
+
+testing::TempDir* PpoTrain::colocated_dir_ = nullptr;
+PpoRun* PpoTrain::colocated_ = nullptr;
+
+TEST_F(PpoTrain, ColocatedCriticLogsVerlsCriticMetrics) {
+  ASSERT_EQ(colocated_->result.exit_code, 0) << colocated_->result.output;
+  EXPECT_THAT(colocated_->result.output, HasSubstr("placement: 1 worker process(es)"));
+  EXPECT_THAT(colocated_->result.output, HasSubstr("roles actor+critic+ref+rollout"));
+  EXPECT_THAT(colocated_->result.output, HasSubstr("step 3/3"));
+  EXPECT_THAT(colocated_->result.output, HasSubstr("vf_loss "));  // on the console's step line
+  const std::vector<nlohmann::json>& steps = colocated_->steps;
+  ASSERT_EQ(steps.size(), 3u);
+  for (const nlohmann::json& metrics : steps) {
+    for (const char* name : {"critic/vf_loss", "critic/vf_clipfrac", "critic/vpred_mean", "critic/grad_norm",
+                             "critic/lr", "critic/values/mean", "critic/vf_explained_var", "critic/returns/mean",
+                             "critic/advantages/mean", "critic/score/mean", "actor/reward_kl_penalty",
+                             "timing_s/values", "timing_s/update_critic", "timing_s/ref", "timing_s/adv"}) {
+      EXPECT_TRUE(IsFinite(metrics, name)) << "step " << metrics["step"] << ": " << name << " in " << metrics.dump();
+    }
+    EXPECT_EQ(metrics["critic/lr"], 1e-3);
+  }
+  // The critic learns from each step's batch: its loss is not a constant.
+  EXPECT_TRUE(steps[0]["critic/vf_loss"] != steps[1]["critic/vf_loss"] ||
+              steps[1]["critic/vf_loss"] != steps[2]["critic/vf_loss"]);
+  EXPECT_TRUE(steps[2].contains("val-core/arithmetic/reward/mean@1"));  // after the last step
+}
+
+TEST_F(PpoTrain, TheActorWaitsForTheCriticWarmup) {
+  ASSERT_EQ(colocated_->steps.size(), 3u) << colocated_->result.output;
+  const nlohmann::json& warmup = colocated_->steps[0];
+  EXPECT_EQ(warmup["step"], 1);
+  for (const char* name : {"actor/pg_loss", "actor/grad_norm", "actor/lr", "timing_s/update_actor"}) {
+    EXPECT_FALSE(warmup.contains(name)) << "critic_warmup=1, yet step 1 has " << name;
+  }
+  for (size_t i = 1; i < 3; ++i) {
+    for (const char* name : {"actor/pg_loss", "actor/grad_norm", "timing_s/update_actor"}) {
+      EXPECT_TRUE(IsFinite(colocated_->steps[i], name)) << "step " << i + 1 << " lacks " << name;
+    }
+  }
+}
+
+TEST_F(PpoTrain, ACriticInItsOwnPoolTrainsAsTheColocatedOne) {
+  ASSERT_EQ(colocated_->steps.size(), 3u) << colocated_->result.output;
+  testing::TempDir dir("ppo_e2e_pools");
+  const PpoRun separate =
+      RunIn(dir, {"resource_pools.policy.device=cpu", "resource_pools.critic.device=cpu", "placement.actor=policy",
+                  "placement.rollout=policy", "placement.ref=policy", "placement.critic=critic"});
+  ASSERT_EQ(separate.result.exit_code, 0) << separate.result.output;
+  EXPECT_THAT(separate.result.output, HasSubstr("placement: 2 worker process(es)"));
+  EXPECT_THAT(separate.result.output, HasSubstr("pool critic: 1 node(s) x 1 cpu, roles critic"));
+  ASSERT_EQ(separate.steps.size(), 3u);
+  // Same seeds, same computations, other processes: the same run.
+  for (size_t i = 0; i < 3; ++i) {
+    const nlohmann::json& want = colocated_->steps[i];
+    const nlohmann::json& got = separate.steps[i];
+    EXPECT_EQ(got["critic/score/mean"], want["critic/score/mean"]) << "step " << i + 1;
+    EXPECT_EQ(got["response_length/mean"], want["response_length/mean"]) << "step " << i + 1;
+    for (const char* name : {"critic/values/mean", "critic/vf_loss", "critic/returns/mean"}) {
+      ASSERT_TRUE(IsFinite(got, name)) << "step " << i + 1 << ": " << name;
+      EXPECT_NEAR(got[name].get<double>(), want[name].get<double>(), 1e-4 * (1 + std::abs(want[name].get<double>())))
+          << "step " << i + 1 << ": " << name;
+    }
+  }
+  EXPECT_FALSE(separate.steps[0].contains("actor/pg_loss"));
+  EXPECT_TRUE(separate.steps[1].contains("actor/pg_loss"));
+}
+
+TEST(PpoTrainRecipe, ACriticWithoutGaeIsRefused) {
+  testing::TempDir dir("ppo_e2e_grpo_critic");
+  const PpoRun run = RunIn(dir, {"algorithm.adv_estimator=grpo", "placement.critic=global_pool"});
+  EXPECT_NE(run.result.exit_code, 0);
+  EXPECT_THAT(run.result.output, HasSubstr("placement.critic puts a critic on pool 'global_pool', but "
+                                           "algorithm.adv_estimator=grpo does not use one"));
+}
+
+}  // namespace
+}  // namespace rollout

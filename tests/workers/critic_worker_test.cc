@@ -1,0 +1,134 @@
+// The critic role of a worker on the tiny Qwen2 fixture (CPU, float32): values from the
+// actor's model with a fresh value head, updates that fit the returns with verl's
+// metrics, its methods by verl's names, and recipes that do not fit.
+#include "workers/critic_worker.h"
+
+#include <ATen/ATen.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "common/batch_metrics.h"
+
+namespace rollout::workers {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+constexpr char kFixture[] = "tests/data/tiny-qwen2";
+constexpr int64_t kPrompt = 5;
+constexpr int64_t kResponse = 4;
+constexpr int64_t kRows = 4;  // critic.ppo_mini_batch_size 2 x rollout.n 2
+
+CriticWorkerSetup TinySetup() {
+  CriticWorkerSetup setup;
+  config::Recipe& recipe = setup.recipe;
+  recipe.mutable_actor()->mutable_model()->set_path(kFixture);
+  recipe.mutable_critic()->mutable_model()->set_dtype("float32");
+  recipe.mutable_critic()->set_ppo_mini_batch_size(2);
+  recipe.mutable_critic()->set_ppo_micro_batch_size_per_gpu(2);
+  recipe.mutable_critic()->set_cliprange_value(10);
+  recipe.mutable_critic()->mutable_optim()->set_lr(1e-2);
+  recipe.mutable_rollout()->set_n(2);
+  setup.total_training_steps = 10;
+  return setup;
+}
+
+// kRows sequences in verl's layout: row r has r % 2 tokens of prompt padding on the left
+// and r % 3 of response padding on the right.
+Batch Sequences() {
+  at::manual_seed(17);
+  const at::TensorOptions ints = at::TensorOptions().dtype(at::kLong);
+  at::Tensor attention = at::ones({kRows, kPrompt + kResponse}, ints);
+  for (int64_t r = 0; r < kRows; ++r) {
+    if (r % 2 == 1) attention[r][0] = 0;
+    for (int64_t c = 0; c < r % 3; ++c) attention[r][kPrompt + kResponse - 1 - c] = 0;
+  }
+  const at::Tensor input_ids = at::randint(3, 500, {kRows, kPrompt + kResponse}, ints) * attention;
+  Batch batch;
+  EXPECT_TRUE(batch.AddTensor("input_ids", input_ids).ok());
+  EXPECT_TRUE(batch.AddTensor("attention_mask", attention).ok());
+  EXPECT_TRUE(batch.AddTensor("position_ids", (attention.cumsum(1) - 1).clamp_min(0)).ok());
+  EXPECT_TRUE(batch.AddTensor("responses", input_ids.narrow(1, kPrompt, kResponse).clone()).ok());
+  EXPECT_TRUE(batch.AddTensor("response_mask", attention.narrow(1, kPrompt, kResponse).clone()).ok());
+  return batch;
+}
+
+TEST(CriticWorker, ValuesComeFromTheActorsModelWithAValueHeadAndAreMasked) {
+  auto worker = CriticWorker::Create(TinySetup()).value();
+  const Batch input = Sequences();
+  const at::Tensor values = worker->ComputeValues(input).value().Tensor("values").value();
+  ASSERT_EQ(values.sizes(), at::IntArrayRef({kRows, kResponse}));
+  EXPECT_EQ(values.scalar_type(), at::kFloat);
+  const at::Tensor mask = input.Tensor("response_mask").value().to(at::kFloat);
+  const at::Tensor all = worker->model().Values(input.Tensor("input_ids").value(), input.Tensor("position_ids").value(),
+                                                input.Tensor("attention_mask").value());
+  const at::Tensor expected = all.narrow(1, kPrompt - 1, kResponse) * mask;
+  EXPECT_TRUE(at::allclose(values, expected, 1e-5, 1e-6));
+  EXPECT_GT(values.abs().sum().item<double>(), 0);
+  EXPECT_EQ((values * (1 - mask)).abs().sum().item<double>(), 0);  // padding has no value
+}
+
+TEST(CriticWorker, UpdatesFitTheReturnsAndReportVerlsMetrics) {
+  auto worker = CriticWorker::Create(TinySetup()).value();
+  Batch batch = Sequences();
+  ASSERT_TRUE(batch.AddTensor("returns", at::full({kRows, kResponse}, 0.7f)).ok());
+  std::map<std::string, double> first, last;
+  for (int step = 0; step < 30; ++step) {
+    Batch update = batch;
+    ASSERT_TRUE(update.Union(worker->ComputeValues(batch).value()).ok());
+    last = GetBatchMetrics(worker->UpdateCritic(update).value()).value();
+    if (step == 0) first = last;
+  }
+  for (const char* name : {"critic/vf_loss", "critic/vf_clipfrac", "critic/vpred_mean", "critic/grad_norm", "critic/lr"}) {
+    ASSERT_TRUE(first.count(name)) << name;
+    EXPECT_TRUE(std::isfinite(first.at(name))) << name;
+  }
+  EXPECT_EQ(first.at("critic/lr"), 1e-2);
+  EXPECT_LT(last.at("critic/vf_loss"), 0.1 * first.at("critic/vf_loss"));
+  EXPECT_NEAR(last.at("critic/vpred_mean"), 0.7, 0.05);
+}
+
+TEST(CriticWorker, AnExplicitCriticModelPathWins) {
+  CriticWorkerSetup setup = TinySetup();
+  setup.recipe.mutable_actor()->mutable_model()->set_path("/nonexistent/actor");
+  setup.recipe.mutable_critic()->mutable_model()->set_path(kFixture);
+  EXPECT_TRUE(CriticWorker::Create(setup).ok());
+}
+
+TEST(CriticWorker, RegistersItsMethodsByVerlsNames) {
+  auto worker = CriticWorker::Create(TinySetup()).value();
+  MethodRegistry registry;
+  ASSERT_TRUE(worker->RegisterMethods(&registry).ok());
+  EXPECT_THAT(registry.Names(), ElementsAre("critic.compute_values", "critic.update_critic"));
+}
+
+TEST(CriticWorker, RecipesAndBatchesThatDoNotFitAreClearErrors) {
+  CriticWorkerSetup setup = TinySetup();
+  setup.world = 3;
+  EXPECT_THAT(CriticWorker::Create(setup).status().message(),
+              HasSubstr("critic.ppo_mini_batch_size x rollout.n = 4 rows do not split over 3 critic workers"));
+  setup = TinySetup();
+  setup.recipe.mutable_critic()->mutable_model()->set_lora_rank(8);
+  EXPECT_EQ(CriticWorker::Create(setup).status().code(), absl::StatusCode::kUnimplemented);
+  setup = TinySetup();
+  setup.recipe.mutable_critic()->mutable_model()->set_path("/nonexistent/critic");
+  EXPECT_THAT(CriticWorker::Create(setup).status().message(), HasSubstr("critic model '/nonexistent/critic'"));
+  setup = TinySetup();
+  setup.recipe.mutable_actor()->mutable_model()->clear_path();
+  EXPECT_THAT(CriticWorker::Create(setup).status().message(), HasSubstr("critic.model.path is not set"));
+
+  auto worker = CriticWorker::Create(TinySetup()).value();
+  Batch update = Sequences();
+  ASSERT_TRUE(update.Union(worker->ComputeValues(update).value()).ok());
+  EXPECT_THAT(worker->UpdateCritic(update).status().message(), HasSubstr("returns"));
+  ASSERT_TRUE(update.AddTensor("returns", at::zeros({kRows, kResponse})).ok());
+  const Batch three = update.Slice(0, 3).value();
+  EXPECT_THAT(worker->UpdateCritic(three).status().message(),
+              HasSubstr("3 rows are not a whole number of mini-batches of 4"));
+}
+
+}  // namespace
+}  // namespace rollout::workers

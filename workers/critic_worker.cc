@@ -1,0 +1,109 @@
+#include "workers/critic_worker.h"
+
+#include <ATen/ATen.h>
+
+#include <utility>
+#include <vector>
+
+#include "absl/strings/str_cat.h"
+#include "common/batch_metrics.h"
+#include "common/status_macros.h"
+#include "workers/role_options.h"
+
+namespace rollout::workers {
+namespace {
+
+// Rows per rank of the critic's mini-batch: critic.ppo_mini_batch_size prompts x
+// rollout.n, split over the data-parallel world.
+absl::StatusOr<int64_t> MiniBatchRowsPerRank(const config::Recipe& recipe, int world) {
+  const int64_t rows = int64_t{recipe.critic().ppo_mini_batch_size()} * recipe.rollout().n();
+  if (rows % world != 0) {
+    return absl::InvalidArgumentError(absl::StrCat("critic.ppo_mini_batch_size x rollout.n = ", rows,
+                                                   " rows do not split over ", world, " critic workers"));
+  }
+  return rows / world;
+}
+
+ValueCriticOptions CriticOptionsFrom(const config::CriticConfig& critic, int64_t total_training_steps) {
+  ValueCriticOptions options;
+  options.plan.micro_batch_rows = critic.ppo_micro_batch_size_per_gpu();
+  options.plan.epochs = critic.ppo_epochs();
+  options.plan.grad_clip = critic.grad_clip();
+  options.value_loss.cliprange_value = critic.cliprange_value();
+  options.value_loss.loss_agg_mode = critic.loss_agg_mode();
+  options.adamw = AdamWFrom(critic.optim());
+  options.lr_schedule = ScheduleFrom(critic.optim(), total_training_steps);
+  return options;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<CriticWorker>> CriticWorker::Create(const CriticWorkerSetup& setup) {
+  const config::Recipe& recipe = setup.recipe;
+  const config::ModelConfig& model = recipe.critic().model();
+  if (model.lora_rank() > 0) {
+    return absl::UnimplementedError(absl::StrCat("critic.model.lora_rank is ", model.lora_rank(),
+                                                 "; this build trains the critic's full weights only: set it to 0"));
+  }
+  const std::string& path = model.path().empty() ? recipe.actor().model().path() : model.path();
+  if (path.empty()) {
+    return absl::InvalidArgumentError("critic.model.path is not set, nor actor.model.path (its default)");
+  }
+  ValueCriticOptions options = CriticOptionsFrom(recipe.critic(), setup.total_training_steps);
+  ASSIGN_OR_RETURN(options.plan.mini_batch_rows, MiniBatchRowsPerRank(recipe, setup.world));
+  models::LoadOptions load;
+  load.device = setup.device;
+  load.dtype = DtypeOf(model.dtype());
+  // The value head of a causal LM starts from the run's seed.
+  absl::StatusOr<std::unique_ptr<models::ValueModel>> loaded =
+      models::ValueModel::Load(path, load, static_cast<uint64_t>(recipe.trainer().seed()));
+  if (!loaded.ok()) {
+    return absl::Status(loaded.status().code(),
+                        absl::StrCat("critic model '", path, "': ", loaded.status().message()));
+  }
+  std::unique_ptr<CriticWorker> worker(new CriticWorker(setup, *std::move(loaded)));
+  ASSIGN_OR_RETURN(worker->critic_, ValueCritic::Create(worker->model_.get(), options));
+  return worker;
+}
+
+absl::StatusOr<ValueBatch> CriticWorker::ValueBatchFrom(const Batch& input, bool for_update) const {
+  ValueBatch batch;
+  std::vector<std::pair<const char*, at::Tensor*>> columns = {{"input_ids", &batch.input_ids},
+                                                              {"attention_mask", &batch.attention_mask},
+                                                              {"position_ids", &batch.position_ids},
+                                                              {"response_mask", &batch.response_mask}};
+  if (for_update) {
+    columns.push_back({"values", &batch.values});
+    columns.push_back({"returns", &batch.returns});
+  }
+  for (const auto& [name, tensor] : columns) {
+    ASSIGN_OR_RETURN(const at::Tensor column, input.Tensor(name));
+    *tensor = column.to(setup_.device);
+  }
+  return batch;
+}
+
+absl::StatusOr<Batch> CriticWorker::ComputeValues(const Batch& input) const {
+  ASSIGN_OR_RETURN(const ValueBatch batch, ValueBatchFrom(input, /*for_update=*/false));
+  ASSIGN_OR_RETURN(const at::Tensor values,
+                   critic_->ComputeValues(batch, setup_.recipe.critic().ppo_micro_batch_size_per_gpu()));
+  Batch output;
+  RETURN_IF_ERROR(output.AddTensor("values", values.cpu()));
+  return output;
+}
+
+absl::StatusOr<Batch> CriticWorker::UpdateCritic(const Batch& input) {
+  ASSIGN_OR_RETURN(const ValueBatch batch, ValueBatchFrom(input, /*for_update=*/true));
+  ASSIGN_OR_RETURN(const auto metrics, critic_->Update(batch));
+  Batch output;
+  SetBatchMetrics(metrics, &output);
+  return output;
+}
+
+absl::Status CriticWorker::RegisterMethods(MethodRegistry* registry) {
+  RETURN_IF_ERROR(registry->Register("critic.compute_values",
+                                     [this](const Batch& in) { return ComputeValues(in); }));
+  return registry->Register("critic.update_critic", [this](const Batch& in) { return UpdateCritic(in); });
+}
+
+}  // namespace rollout::workers
