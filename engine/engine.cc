@@ -95,6 +95,8 @@ void Engine::ResetStats() {
   stats_ = fresh;
 }
 
+void Engine::DropPrefixCache() { blocks_->DropPrefixCache(); }
+
 int64_t Engine::used_blocks() const { return blocks_->num_used_blocks(); }
 
 absl::Status Engine::Validate(absl::Span<const GenerationRequest> requests) const {

@@ -105,6 +105,10 @@ class Engine {
   const EngineStats& stats() const { return stats_; }
   // Zeroes the counters (benchmarks: after a warm-up call).
   void ResetStats();
+  // Forgets the prefix cache (EngineOptions::enable_prefix_caching): call after the
+  // model's weights change, or later prompts would reuse KV the old weights computed.
+  // Between Generate() calls only.
+  void DropPrefixCache();
   // Blocks currently held (0 between Generate() calls unless prefix caching keeps some
   // registered: those count as free).
   int64_t used_blocks() const;

@@ -202,6 +202,17 @@ void KvBlockManager::Release(BlockId block) {
   }
 }
 
+void KvBlockManager::DropPrefixCache() {
+  while (lru_head_ != kNone) {
+    const BlockId block = lru_head_;
+    LruRemove(block);
+    Unregister(block);
+    free_unregistered_.push_back(block);
+  }
+  ROLLOUT_CHECK(registered_.empty())
+      << "KvBlockManager: DropPrefixCache while a table holds " << registered_.size() << " registered blocks";
+}
+
 void KvBlockManager::Unregister(BlockId block) {
   BlockState& state = blocks_[block];
   const auto it = registered_.find(state.hash);

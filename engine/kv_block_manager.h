@@ -101,6 +101,10 @@ class KvBlockManager {
   // Cost: O(block_size) per newly full block, nothing when no block filled up.
   void RegisterComputedBlocks(BlockTable& table, absl::Span<const int32_t> tokens,
                               int64_t computed);
+  // Forgets every registration: the model's weights changed, so cached KV is stale.
+  // Registered blocks become plain free blocks. Only while no table holds a registered
+  // block (between Generate() calls); CHECK-fails otherwise.
+  void DropPrefixCache();
 
  private:
   // Tests swap in a weak hash to force collisions.

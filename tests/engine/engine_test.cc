@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <vector>
 
@@ -203,6 +204,47 @@ TEST_F(EngineTest, PrefixCacheReusesPromptBlocksAcrossCalls) {
   ExpectSameOutputs(first, Run(*reference, requests));
   // Every full block but a prompt's last token comes from the cache.
   EXPECT_LT(second_prefill, first_prefill / 2);
+}
+
+// The sum of |log-prob| differences between two runs' samples.
+double LogProbDistance(const std::vector<RequestOutput>& a, const std::vector<RequestOutput>& b) {
+  double distance = 0;
+  for (size_t r = 0; r < a.size() && r < b.size(); ++r) {
+    for (size_t s = 0; s < a[r].samples.size() && s < b[r].samples.size(); ++s) {
+      const auto& x = a[r].samples[s].log_probs;
+      const auto& y = b[r].samples[s].log_probs;
+      for (size_t t = 0; t < x.size() && t < y.size(); ++t) distance += std::abs(x[t] - y[t]);
+    }
+  }
+  return distance;
+}
+
+TEST_F(EngineTest, DroppedPrefixCacheRecomputesPromptsAfterAWeightChange) {
+  auto loaded = models::CausalLM::Load(kFixture, models::LoadOptions());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  models::CausalLM& model = **loaded;
+  EngineOptions options;
+  options.enable_prefix_caching = true;
+  options.block_size = 4;
+  options.num_blocks = 512;
+  auto dropped = Engine::Create(model, tokenizer_, options);
+  auto kept = Engine::Create(model, tokenizer_, options);
+  ASSERT_TRUE(dropped.ok() && kept.ok());
+  const auto requests = SampledRequests(2, 5);
+  Run(**dropped, requests);  // both cache the prompts' blocks under the old weights
+  Run(**kept, requests);
+  {
+    c10::NoGradGuard no_grad;
+    at::manual_seed(7);
+    for (auto& [name, tensor] : model.NamedParameters()) tensor->add_(at::randn_like(*tensor) * 0.05);
+  }
+  (*dropped)->DropPrefixCache();
+  auto fresh = Engine::Create(model, tokenizer_, options);
+  ASSERT_TRUE(fresh.ok());
+  const auto expected = Run(**fresh, requests);
+  ExpectSameOutputs(Run(**dropped, requests), expected);
+  // What the drop prevents: prompts continuing from KV of the old weights.
+  EXPECT_GT(LogProbDistance(Run(**kept, requests), expected), 1e-2);
 }
 
 TEST_F(EngineTest, StopsAtEosStopTokenStopStringAndLength) {

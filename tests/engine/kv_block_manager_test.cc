@@ -285,6 +285,27 @@ TEST(KvBlockManagerPrefixCache, HitReusesRegisteredBlocksOfAFreedSequence) {
   EXPECT_EQ(manager.num_free_blocks(), 6);
 }
 
+TEST(KvBlockManagerPrefixCache, DropForgetsEveryRegistrationAndKeepsBlocksFree) {
+  KvBlockManager manager = MakeManager(8, 4, /*prefix_caching=*/true);
+  const std::vector<int32_t> prompt = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  BlockTable first = Prefill(manager, prompt);
+  manager.Free(first);
+  manager.DropPrefixCache();
+  EXPECT_EQ(manager.num_free_blocks(), 8);
+  EXPECT_EQ(MatchAndFree(manager, prompt), 0);
+  // Registering again after the drop works as on a fresh manager.
+  BlockTable again = Prefill(manager, prompt);
+  EXPECT_EQ(again.hashes.size(), 2u);
+  manager.Free(again);
+  EXPECT_EQ(MatchAndFree(manager, prompt), 8);
+}
+
+TEST(KvBlockManagerDeathTest, DropWhileATableHoldsRegisteredBlocksFails) {
+  KvBlockManager manager = MakeManager(8, 4, /*prefix_caching=*/true);
+  BlockTable held = Prefill(manager, {1, 2, 3, 4, 5});
+  EXPECT_DEATH(manager.DropPrefixCache(), "DropPrefixCache while a table holds 1 registered blocks");
+}
+
 TEST(KvBlockManagerPrefixCache, HitSharesBlocksWithALiveSequenceAndGrowsWithoutCopy) {
   KvBlockManager manager = MakeManager(8, 4, /*prefix_caching=*/true);
   const std::vector<int32_t> prompt = {1, 2, 3, 4, 5, 6, 7, 8, 9};
