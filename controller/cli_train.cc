@@ -101,7 +101,8 @@ absl::Status Train(const config::Recipe& recipe, const std::string& self, Contro
   setup.reward = reward.get();
   if (absl::StatusOr<WorkerGroup*> critic = runtime.GroupForRole("critic"); critic.ok()) setup.critic = *critic;
   ASSIGN_OR_RETURN(std::unique_ptr<PpoTrainer> trainer, PpoTrainer::Create(setup));
-  const bool warm_start = recipe.sft_warm_start().total_training_steps() > 0;
+  // A resumed run's weights already include the warm start.
+  const bool warm_start = recipe.sft_warm_start().total_training_steps() > 0 && !trainer->resumed();
   if (warm_start) RETURN_IF_ERROR(RunSftWarmStart(recipe, policy));
   logger_options.console_options.total_steps = trainer->total_steps();
   ASSIGN_OR_RETURN(std::unique_ptr<MetricsLogger> logger, MetricsLogger::Create(logger_options));

@@ -4,6 +4,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/batch_metrics.h"
+#include "common/logging.h"
 #include "common/status_macros.h"
 #include "controller/dataset.h"
 #include "controller/trainer_common.h"
@@ -51,6 +52,12 @@ absl::StatusOr<std::unique_ptr<OfflineTrainer>> OfflineTrainer::Create(const con
   }
   ASSIGN_OR_RETURN(std::unique_ptr<OfflineTrainer> trainer, Prepare(recipe, policy));
   RETURN_IF_ERROR(InitRoles(*policy, trainer->total_steps_));
+  ASSIGN_OR_RETURN(trainer->checkpoints_, TrainerCheckpoints::Create(recipe, {{"actor", policy}}));
+  ASSIGN_OR_RETURN(const std::optional<TrainerState> state, trainer->checkpoints_->Resume());
+  if (state.has_value()) {
+    RETURN_IF_ERROR(trainer->loader_->Restore(state->data_position));
+    trainer->global_step_ = state->global_step;
+  }
   return trainer;
 }
 
@@ -137,32 +144,51 @@ absl::StatusOr<std::map<std::string, double>> OfflineTrainer::Validate() {
   return weighted;
 }
 
+absl::StatusOr<std::map<std::string, double>> OfflineTrainer::Step() {
+  const auto start = std::chrono::steady_clock::now();
+  const int64_t epoch = loader_->position().epoch;
+  ASSIGN_OR_RETURN(const Batch rows, Rows(train_, loader_->Next()));
+  ASSIGN_OR_RETURN(const std::vector<Batch> shards, policy_->CallDpShards(update_method_, rows));
+  std::map<std::string, double> metrics;
+  for (const Batch& shard : shards) {
+    ASSIGN_OR_RETURN(const auto shard_metrics, GetBatchMetrics(shard));
+    for (const auto& [name, value] : shard_metrics) metrics[name] += value / static_cast<double>(shards.size());
+  }
+  ++global_step_;
+  metrics["timing_s/step"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  metrics["training/global_step"] = static_cast<double>(global_step_);
+  metrics["training/epoch"] = static_cast<double>(epoch);
+  if (checkpoints_ != nullptr && checkpoints_->SaveDue(global_step_, total_steps_)) {
+    const auto save_start = std::chrono::steady_clock::now();
+    RETURN_IF_ERROR(
+        checkpoints_->Save(TrainerStateOf(recipe_, global_step_, loader_->position(), std::nullopt)));
+    metrics["timing_s/save_checkpoint"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - save_start).count();
+  }
+  if (RowCount(val_) > 0 && ValidatesAfter(recipe_.trainer(), global_step_, total_steps_)) {
+    ASSIGN_OR_RETURN(const auto val_metrics, Validate());
+    metrics.insert(val_metrics.begin(), val_metrics.end());
+  }
+  return metrics;
+}
+
 absl::Status OfflineTrainer::Fit(MetricsLogger& logger) {
+  if (global_step_ >= total_steps_) {
+    ROLLOUT_LOG(INFO) << "nothing left to train: resumed at step " << global_step_ << " of " << total_steps_;
+    return absl::OkStatus();
+  }
   if (recipe_.trainer().val_before_train() && RowCount(val_) > 0) {
     ASSIGN_OR_RETURN(const auto metrics, Validate());
     RETURN_IF_ERROR(logger.Log(0, metrics));
   }
-  for (int64_t step = 1; step <= total_steps_; ++step) {
-    const auto start = std::chrono::steady_clock::now();
-    const int64_t epoch = loader_->position().epoch;
-    ASSIGN_OR_RETURN(const Batch rows, Rows(train_, loader_->Next()));
-    absl::StatusOr<std::vector<Batch>> shards = policy_->CallDpShards(update_method_, rows);
-    if (!shards.ok()) {
-      return absl::Status(shards.status().code(), absl::StrCat("step ", step, ": ", shards.status().message()));
+  while (global_step_ < total_steps_) {
+    const int64_t step = global_step_ + 1;
+    absl::StatusOr<std::map<std::string, double>> metrics = Step();
+    if (!metrics.ok()) {
+      return absl::Status(metrics.status().code(),
+                          absl::StrCat("step ", step, ": ", metrics.status().message()));
     }
-    std::map<std::string, double> metrics;
-    for (const Batch& shard : *shards) {
-      ASSIGN_OR_RETURN(const auto shard_metrics, GetBatchMetrics(shard));
-      for (const auto& [name, value] : shard_metrics) metrics[name] += value / static_cast<double>(shards->size());
-    }
-    metrics["timing_s/step"] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    metrics["training/global_step"] = static_cast<double>(step);
-    metrics["training/epoch"] = static_cast<double>(epoch);
-    if (RowCount(val_) > 0 && ValidatesAfter(recipe_.trainer(), step, total_steps_)) {
-      ASSIGN_OR_RETURN(const auto val_metrics, Validate());
-      metrics.insert(val_metrics.begin(), val_metrics.end());
-    }
-    RETURN_IF_ERROR(logger.Log(step, metrics));
+    RETURN_IF_ERROR(logger.Log(step, *metrics));
   }
   return absl::OkStatus();
 }

@@ -6,7 +6,10 @@
 // actor workers and logs what they report (train/loss, train/grad_norm, train/lr, and
 // DPO's train/rewards/*). Validation over data.val_files (the workers' val/* metrics,
 // averaged by the weight each reports: tokens for SFT, pairs for DPO) runs before
-// training, every trainer.test_freq steps and after the last. Not thread-safe.
+// training, every trainer.test_freq steps and after the last. A run made by Create()
+// checkpoints the actor every trainer.save_freq steps and after the last
+// (trainer_checkpoints.h, timing_s/save_checkpoint) and resumes from one as
+// trainer.resume_mode says; an SFT warm start does neither. Not thread-safe.
 #pragma once
 
 #include <map>
@@ -17,6 +20,7 @@
 #include "absl/status/statusor.h"
 #include "controller/dataloader.h"
 #include "controller/metrics_logger.h"
+#include "controller/trainer_checkpoints.h"
 #include "controller/worker_group.h"
 #include "proto/recipe.pb.h"
 
@@ -28,8 +32,8 @@ config::Recipe SftWarmStartRecipe(const config::Recipe& recipe);
 
 class OfflineTrainer {
  public:
-  // Loads the datasets of trainer.mode (sft or dpo), checks the batch split and
-  // initialises the workers' roles.
+  // Loads the datasets of trainer.mode (sft or dpo), checks the batch split,
+  // initialises the workers' roles and resumes (TrainerCheckpoints::Resume's errors).
   static absl::StatusOr<std::unique_ptr<OfflineTrainer>> Create(const config::Recipe& recipe,
                                                                 WorkerGroup* policy);
   // The SFT phase of a PPO recipe with sft_warm_start (SftWarmStartRecipe above) on
@@ -54,6 +58,9 @@ class OfflineTrainer {
   absl::StatusOr<Columns> Load(const std::vector<std::string>& files) const;
   absl::StatusOr<Batch> Rows(const Columns& data, const std::vector<int64_t>& indices) const;
 
+  // One training step (global_step_ + 1): its metrics.
+  absl::StatusOr<std::map<std::string, double>> Step();
+
   const config::Recipe recipe_;
   WorkerGroup* const policy_;
   std::string update_method_;  // actor.sft_update | actor.dpo_update
@@ -61,7 +68,9 @@ class OfflineTrainer {
   Columns train_;
   Columns val_;
   std::unique_ptr<DataLoader> loader_;
+  std::unique_ptr<TrainerCheckpoints> checkpoints_;  // null for an SFT warm start
   int64_t total_steps_ = 0;
+  int64_t global_step_ = 0;
 };
 
 }  // namespace rollout::controller

@@ -118,7 +118,23 @@ absl::StatusOr<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(const PpoTrainerS
   if (setup.critic != nullptr && setup.critic != setup.policy) {
     RETURN_IF_ERROR(InitRoles(*setup.critic, trainer->total_steps_));
   }
+  std::vector<CheckpointedRole> roles = {{"actor", setup.policy}};
+  if (setup.critic != nullptr) roles.push_back({"critic", setup.critic});
+  ASSIGN_OR_RETURN(trainer->checkpoints_, TrainerCheckpoints::Create(recipe, std::move(roles)));
+  RETURN_IF_ERROR(trainer->Resume());
   return trainer;
+}
+
+absl::Status PpoTrainer::Resume() {
+  ASSIGN_OR_RETURN(const std::optional<TrainerState> state, checkpoints_->Resume());
+  if (!state.has_value()) return absl::OkStatus();
+  RETURN_IF_ERROR(loader_->Restore(state->data_position));
+  if (kl_controller_ != nullptr && state->kl_coef.has_value()) {
+    RETURN_IF_ERROR(kl_controller_->RestoreValue(*state->kl_coef));
+  }
+  global_step_ = state->global_step;
+  resumed_ = true;
+  return absl::OkStatus();
 }
 
 absl::StatusOr<Batch> PpoTrainer::PromptRows(const std::vector<const PromptExample*>& examples, int n,
@@ -281,6 +297,13 @@ absl::Status PpoTrainer::Step(MetricsLogger& logger) {
   metrics["perf/throughput"] = tokens / step_seconds / setup_.policy->world_size();
   metrics["training/global_step"] = static_cast<double>(global_step_);
   metrics["training/epoch"] = static_cast<double>(epoch);
+  if (checkpoints_->SaveDue(global_step_, total_steps_)) {
+    const std::optional<double> kl_coef =
+        kl_controller_ != nullptr ? std::optional<double>(kl_controller_->value()) : std::nullopt;
+    RETURN_IF_ERROR(Timed("save_checkpoint", &metrics, [&] {
+      return checkpoints_->Save(TrainerStateOf(recipe, global_step_, loader_->position(), kl_coef));
+    }));
+  }
   if (!val_.examples.empty() && ValidatesAfter(recipe.trainer(), global_step_, total_steps_)) {
     RETURN_IF_ERROR(Timed("testing", &metrics, [&]() -> absl::Status {
       ASSIGN_OR_RETURN(const auto val_metrics, Validate());
@@ -292,15 +315,18 @@ absl::Status PpoTrainer::Step(MetricsLogger& logger) {
 }
 
 absl::Status PpoTrainer::Fit(MetricsLogger& logger) {
+  if (global_step_ >= total_steps_) {
+    ROLLOUT_LOG(INFO) << "nothing left to train: resumed at step " << global_step_ << " of " << total_steps_;
+    return absl::OkStatus();
+  }
   if (setup_.recipe.trainer().val_before_train() && !val_.examples.empty()) {
     ASSIGN_OR_RETURN(const auto val_metrics, Validate());
     RETURN_IF_ERROR(logger.Log(0, val_metrics));
   }
   while (global_step_ < total_steps_) {
-    const absl::Status step = Step(logger);
-    if (!step.ok()) {
-      return absl::Status(step.code(), absl::StrCat("step ", global_step_ + 1, ": ", step.message()));
-    }
+    const int64_t step = global_step_ + 1;
+    const absl::Status status = Step(logger);
+    if (!status.ok()) return absl::Status(status.code(), absl::StrCat("step ", step, ": ", status.message()));
   }
   return absl::OkStatus();
 }

@@ -6,7 +6,9 @@
 //   adv (KL in reward, advantage estimator) -> update_critic (PPO) -> update_actor
 //   (after trainer.critic_warmup critic-only steps, see ppo_worker_calls.h) -> metrics;
 //   validation before training (trainer.val_before_train), every trainer.test_freq
-//   steps and after the last step.
+//   steps and after the last step; a checkpoint of the actor (and critic) every
+//   trainer.save_freq steps and after the last (trainer_checkpoints.h), timed as
+//   timing_s/save_checkpoint, and a resumed run continues after its checkpoint's step.
 // Batch semantics as verl: data.train_batch_size prompts per step, each sent
 // rollout.n times (rows of one prompt share a uid and generate as one group),
 // actor.ppo_mini_batch_size and critic.ppo_mini_batch_size counted in prompts on the
@@ -30,6 +32,7 @@
 #include "controller/dataloader.h"
 #include "controller/dataset.h"
 #include "controller/metrics_logger.h"
+#include "controller/trainer_checkpoints.h"
 #include "controller/worker_group.h"
 #include "proto/recipe.pb.h"
 #include "rewards/reward_runner.h"
@@ -47,8 +50,9 @@ class PpoTrainer {
  public:
   // Loads the datasets, checks the batch sizes against the workers and the recipe
   // against what this loop supports (InvalidArgument naming the key; a critic group
-  // without gae, or gae without one, is InvalidArgument too), and initialises the
-  // workers' roles (worker.init_roles).
+  // without gae, or gae without one, is InvalidArgument too), initialises the
+  // workers' roles (worker.init_roles) and resumes as trainer.resume_mode says
+  // (TrainerCheckpoints::Resume's errors).
   static absl::StatusOr<std::unique_ptr<PpoTrainer>> Create(const PpoTrainerSetup& setup);
 
   // Runs every step, handing each step's metrics to `logger` (step 0: the validation
@@ -62,9 +66,13 @@ class PpoTrainer {
 
   int64_t total_steps() const { return total_steps_; }
   int64_t global_step() const { return global_step_; }
+  // Whether the workers and the loop continue from a checkpoint.
+  bool resumed() const { return resumed_; }
 
  private:
   explicit PpoTrainer(const PpoTrainerSetup& setup) : setup_(setup) {}
+  // Loads the checkpoint trainer.resume_mode names, if any, and continues after it.
+  absl::Status Resume();
   absl::Status Step(MetricsLogger& logger);
   // The step's phases: gen and reward (the rollout batch with token_level_scores);
   // old_log_prob, ref, values and adv (the columns the updates take); update_critic and
@@ -93,8 +101,10 @@ class PpoTrainer {
   Dataset<PromptExample> val_;
   std::unique_ptr<DataLoader> loader_;
   std::unique_ptr<algorithms::KlController> kl_controller_;
+  std::unique_ptr<TrainerCheckpoints> checkpoints_;
   int64_t total_steps_ = 0;
   int64_t global_step_ = 0;
+  bool resumed_ = false;
 };
 
 }  // namespace rollout::controller

@@ -1,21 +1,16 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
-#include "common/file_util.h"
 #include "common/flags.h"
 #include "common/status_macros.h"
 #include "models/causal_lm.h"
 #include "models/cli_model.h"
 #include "models/presets.h"
 #include "models/tokenizer.h"
+#include "models/tokenizer_files.h"
 
 namespace rollout::models {
 namespace {
-
-// Tokenizer files HF tools look for; those present in the source are copied.
-constexpr const char* kTokenizerFiles[] = {"tokenizer.json", "tokenizer_config.json",
-                                           "chat_template.jinja", "special_tokens_map.json",
-                                           "vocab.json", "merges.txt"};
 
 struct InitFlags {
   std::string out;
@@ -24,16 +19,6 @@ struct InitFlags {
   std::string dtype = "float32";
   int64_t seed = 1;
 };
-
-absl::Status CopyTokenizerFiles(const std::string& from, const std::string& to) {
-  for (const char* name : kTokenizerFiles) {
-    absl::StatusOr<std::string> contents = ReadFile(JoinPath(from, name));
-    if (contents.status().code() == absl::StatusCode::kNotFound) continue;
-    if (!contents.ok()) return contents.status();
-    RETURN_IF_ERROR(WriteFileAtomically(JoinPath(to, name), *contents));
-  }
-  return absl::OkStatus();
-}
 
 absl::Status InitModel(const InitFlags& f) {
   if (f.out.empty() || f.tokenizer.empty()) {

@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "common/torch_compat.h"
 
 namespace rollout::workers {
@@ -34,6 +36,35 @@ void AdamW::ZeroGrad() {
   for (at::Tensor* param : params_) {
     if (param->grad().defined()) param->mutable_grad() = at::Tensor();
   }
+}
+
+absl::Status AdamW::RestoreStates(const std::vector<State>& states) {
+  if (states.size() != params_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("AdamW state for ", states.size(),
+                                                   " parameters; the optimizer has ", params_.size()));
+  }
+  for (size_t i = 0; i < states.size(); ++i) {
+    const State& state = states[i];
+    const int defined = state.exp_avg.defined() + state.exp_avg_sq.defined() + state.step.defined();
+    if (defined == 0) continue;
+    if (defined != 3 || state.exp_avg.sizes() != params_[i]->sizes() ||
+        state.exp_avg_sq.sizes() != params_[i]->sizes() || state.step.numel() != 1) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "AdamW state of parameter ", i, " does not fit it (shape [", absl::StrJoin(params_[i]->sizes(), ","),
+          "]; exp_avg, exp_avg_sq and step must all be present, the first two of that shape)"));
+    }
+  }
+  for (size_t i = 0; i < states.size(); ++i) {
+    const at::Tensor& param = *params_[i];
+    if (!states[i].step.defined()) {
+      states_[i] = State();
+      continue;
+    }
+    states_[i].exp_avg = states[i].exp_avg.to(param.options(), /*non_blocking=*/false, /*copy=*/true);
+    states_[i].exp_avg_sq = states[i].exp_avg_sq.to(param.options(), false, true);
+    states_[i].step = states[i].step.reshape({}).to(param.options().dtype(at::kFloat), false, true);
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace rollout::workers

@@ -8,6 +8,8 @@
 
 #include <vector>
 
+#include "absl/status/status.h"
+
 namespace rollout::workers {
 
 struct AdamWOptions {
@@ -30,12 +32,22 @@ class AdamW {
   // Drops every gradient (the next backward allocates fresh ones).
   void ZeroGrad();
 
- private:
+  // One parameter's state. All three are undefined until the parameter's first step:
+  // a parameter that never had a gradient has no state (not zeros).
   struct State {
-    at::Tensor exp_avg;
-    at::Tensor exp_avg_sq;
-    at::Tensor step;  // float32 scalar on the parameter's device
+    at::Tensor exp_avg;     // the parameter's shape, dtype and device
+    at::Tensor exp_avg_sq;  // likewise
+    at::Tensor step;        // float32 scalar on the parameter's device
   };
+  // Parallel to the `params` given at construction (checkpoints save these).
+  const std::vector<State>& states() const { return states_; }
+  // Replaces every parameter's state with a copy of `states` (moved to the
+  // parameter's device and dtype; the step stays float32). InvalidArgument, changing
+  // nothing, when the count differs, a state is partly defined, or a shape does not
+  // match its parameter's.
+  absl::Status RestoreStates(const std::vector<State>& states);
+
+ private:
   std::vector<at::Tensor*> params_;
   std::vector<State> states_;  // parallel to params_; undefined until first step
   AdamWOptions options_;

@@ -7,7 +7,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/batch_metrics.h"
+#include "common/file_util.h"
 #include "common/status_macros.h"
+#include "models/tokenizer_files.h"
 #include "workers/role_options.h"
 
 namespace rollout::workers {
@@ -36,6 +38,12 @@ ValueCriticOptions CriticOptionsFrom(const config::CriticConfig& critic, int64_t
   return options;
 }
 
+// critic.model.path, or actor.model.path (verl's default).
+const std::string& CriticModelPath(const config::Recipe& recipe) {
+  const std::string& path = recipe.critic().model().path();
+  return path.empty() ? recipe.actor().model().path() : path;
+}
+
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<CriticWorker>> CriticWorker::Create(const CriticWorkerSetup& setup) {
@@ -45,7 +53,7 @@ absl::StatusOr<std::unique_ptr<CriticWorker>> CriticWorker::Create(const CriticW
     return absl::UnimplementedError(absl::StrCat("critic.model.lora_rank is ", model.lora_rank(),
                                                  "; this build trains the critic's full weights only: set it to 0"));
   }
-  const std::string& path = model.path().empty() ? recipe.actor().model().path() : model.path();
+  const std::string& path = CriticModelPath(recipe);
   if (path.empty()) {
     return absl::InvalidArgumentError("critic.model.path is not set, nor actor.model.path (its default)");
   }
@@ -100,10 +108,58 @@ absl::StatusOr<Batch> CriticWorker::UpdateCritic(const Batch& input) {
   return output;
 }
 
+RoleCheckpoint CriticWorker::CriticCheckpoint() {
+  RoleCheckpoint role;
+  role.device = setup_.device;
+  role.optimizer = &critic_->optimizer();
+  role.updates = critic_->mutable_updates();
+  for (const auto& [name, tensor] : model_->NamedParameters()) role.trainable_names.push_back(name);
+  role.save_model = [this](const std::string& dir) {
+    return SaveNamedTensors(JoinPath(dir, kModelFile), model_->NamedParameters());
+  };
+  role.load_model = [this](const std::string& dir) {
+    return LoadNamedTensors(JoinPath(dir, kModelFile), model_->NamedParameters());
+  };
+  role.save_hf_model = [this](const std::string& dir) -> absl::Status {
+    RETURN_IF_ERROR(model_->Save(dir));
+    const config::ModelConfig& model = setup_.recipe.critic().model();
+    return models::CopyTokenizerFiles(
+        model.tokenizer_path().empty() ? CriticModelPath(setup_.recipe) : model.tokenizer_path(), dir);
+  };
+  return role;
+}
+
+absl::StatusOr<Batch> CriticWorker::SaveCheckpoint(const Batch& input) {
+  ASSIGN_OR_RETURN(const std::string dir, CheckpointDirOf(input, "critic.save_checkpoint"));
+  ASSIGN_OR_RETURN(const CheckpointParts parts,
+                   ParseCheckpointParts(setup_.recipe.critic().checkpoint().save_contents(),
+                                        "critic.checkpoint.save_contents"));
+  // Every rank holds the same state; one copy is written.
+  if (setup_.rank != 0) return Batch();
+  RETURN_IF_ERROR(WithContext(SaveRoleCheckpoint(CriticCheckpoint(), parts, dir),
+                              absl::StrCat("critic.save_checkpoint to ", dir)));
+  return Batch();
+}
+
+absl::StatusOr<Batch> CriticWorker::LoadCheckpoint(const Batch& input) {
+  ASSIGN_OR_RETURN(const std::string dir, CheckpointDirOf(input, "critic.load_checkpoint"));
+  ASSIGN_OR_RETURN(const CheckpointParts parts,
+                   ParseCheckpointParts(setup_.recipe.critic().checkpoint().load_contents(),
+                                        "critic.checkpoint.load_contents"));
+  RETURN_IF_ERROR(WithContext(LoadRoleCheckpoint(CriticCheckpoint(), parts, dir),
+                              absl::StrCat("critic.load_checkpoint from ", dir)));
+  return Batch();
+}
+
 absl::Status CriticWorker::RegisterMethods(MethodRegistry* registry) {
-  RETURN_IF_ERROR(registry->Register("critic.compute_values",
-                                     [this](const Batch& in) { return ComputeValues(in); }));
-  return registry->Register("critic.update_critic", [this](const Batch& in) { return UpdateCritic(in); });
+  const std::vector<std::pair<const char*, WorkerMethod>> methods = {
+      {"critic.compute_values", [this](const Batch& in) { return ComputeValues(in); }},
+      {"critic.update_critic", [this](const Batch& in) { return UpdateCritic(in); }},
+      {"critic.save_checkpoint", [this](const Batch& in) { return SaveCheckpoint(in); }},
+      {"critic.load_checkpoint", [this](const Batch& in) { return LoadCheckpoint(in); }},
+  };
+  for (const auto& [name, method] : methods) RETURN_IF_ERROR(registry->Register(name, method));
+  return absl::OkStatus();
 }
 
 }  // namespace rollout::workers

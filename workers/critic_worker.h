@@ -15,6 +15,11 @@
 // Each update_critic call takes whole mini-batches of critic.ppo_mini_batch_size x
 // rollout.n rows (split over the pool's ranks), critic.ppo_micro_batch_size_per_gpu rows
 // at a time, critic.ppo_epochs times.
+//   critic.save_checkpoint meta dir (the role directory, e.g. <staging>/critic) ->
+//                          empty; writes critic.checkpoint.save_contents
+//                          (workers/checkpoint_io.h; rank 0 only)
+//   critic.load_checkpoint meta dir -> empty; every rank restores
+//                          critic.checkpoint.load_contents
 //
 // Thread-compatible (the MethodRegistry runs one method at a time).
 #pragma once
@@ -29,6 +34,7 @@
 #include "common/batch.h"
 #include "models/value_model.h"
 #include "proto/recipe.pb.h"
+#include "workers/checkpoint_io.h"
 #include "workers/method_registry.h"
 #include "workers/value_critic.h"
 
@@ -50,12 +56,13 @@ class CriticWorker {
   // the world); Unimplemented for a LoRA critic (critic.model.lora_rank > 0).
   static absl::StatusOr<std::unique_ptr<CriticWorker>> Create(const CriticWorkerSetup& setup);
 
-  // Registers critic.compute_values and critic.update_critic; `this` must outlive the
-  // registry's use.
+  // Registers the critic.* methods above; `this` must outlive the registry's use.
   absl::Status RegisterMethods(MethodRegistry* registry);
 
   absl::StatusOr<Batch> ComputeValues(const Batch& input) const;
   absl::StatusOr<Batch> UpdateCritic(const Batch& input);
+  absl::StatusOr<Batch> SaveCheckpoint(const Batch& input);
+  absl::StatusOr<Batch> LoadCheckpoint(const Batch& input);
 
   models::ValueModel& model() { return *model_; }
 
@@ -65,6 +72,7 @@ class CriticWorker {
   // The ValueBatch of the input's columns on this worker's device; with `for_update`
   // also values and returns.
   absl::StatusOr<ValueBatch> ValueBatchFrom(const Batch& input, bool for_update) const;
+  RoleCheckpoint CriticCheckpoint();
 
   const CriticWorkerSetup setup_;
   std::unique_ptr<models::ValueModel> model_;

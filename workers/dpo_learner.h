@@ -65,6 +65,11 @@ class DpoLearner {
   absl::StatusOr<std::map<std::string, double>> Evaluate(const PreferenceBatch& batch,
                                                          int64_t micro_batch_rows) const;
 
+  // For checkpoints (workers/checkpoint_io.h): the optimizer, and the number of updates
+  // so far (the LR schedule's position).
+  AdamW& optimizer() { return optimizer_; }
+  int64_t* mutable_updates() { return &updates_; }
+
  private:
   DpoLearner(models::CausalLM* model, std::vector<at::Tensor*> trainable, const DpoOptions& options,
              LrSchedule schedule);

@@ -66,6 +66,10 @@ class PolicyActor {
   absl::StatusOr<std::map<std::string, double>> Update(const PolicyBatch& batch);
 
   int64_t updates() const { return updates_; }
+  // For checkpoints (workers/checkpoint_io.h): the optimizer, and the number of updates
+  // so far (the LR schedule's position).
+  AdamW& optimizer() { return optimizer_; }
+  int64_t* mutable_updates() { return &updates_; }
 
  private:
   PolicyActor(models::CausalLM* model, std::vector<at::Tensor*> trainable,

@@ -9,7 +9,6 @@
 #include "absl/strings/str_cat.h"
 #include "common/batch_metrics.h"
 #include "common/status_macros.h"
-#include "models/lora.h"
 #include "workers/policy_batch.h"
 #include "workers/response_scores.h"
 #include "workers/role_options.h"
@@ -76,7 +75,7 @@ absl::Status PolicyWorker::LoadModels() {
   const std::string tokenizer_dir = model.tokenizer_path().empty() ? model.path() : model.tokenizer_path();
   ASSIGN_OR_RETURN(tokenizer_, models::Tokenizer::Load(tokenizer_dir));
   if (model.lora_rank() > 0) {
-    models::LoraConfig lora;
+    models::LoraConfig& lora = lora_.emplace();
     lora.options.rank = model.lora_rank();
     lora.options.alpha = model.lora_alpha();
     lora.options.dropout = model.lora_dropout();
@@ -121,13 +120,13 @@ absl::Status PolicyWorker::CreateActor() {
   return absl::OkStatus();
 }
 
+NamedTensors PolicyWorker::NamedTrainable() {
+  return lora_.has_value() ? models::NamedLoraParameters(*model_) : model_->NamedParameters();
+}
+
 std::vector<at::Tensor*> PolicyWorker::Trainable() {
   std::vector<at::Tensor*> trainable;
-  if (setup_.recipe.actor().model().lora_rank() > 0) {
-    for (auto& [name, tensor] : models::NamedLoraParameters(*model_)) trainable.push_back(tensor);
-  } else {
-    for (auto& [name, tensor] : model_->NamedParameters()) trainable.push_back(tensor);
-  }
+  for (auto& [name, tensor] : NamedTrainable()) trainable.push_back(tensor);
   return trainable;
 }
 
@@ -220,6 +219,7 @@ absl::StatusOr<PolicyBatch> PolicyWorker::SftBatchFrom(const Batch& input) const
 absl::StatusOr<Batch> PolicyWorker::SftUpdate(const Batch& input) {
   ASSIGN_OR_RETURN(const PolicyBatch batch, SftBatchFrom(input));
   ASSIGN_OR_RETURN(const auto metrics, sft_->Update(batch));
+  WeightsChanged();
   Batch output;
   SetBatchMetrics(metrics, &output);
   return output;
@@ -349,9 +349,16 @@ absl::StatusOr<Batch> PolicyWorker::UpdateActor(const Batch& input) {
   ASSIGN_OR_RETURN(const PolicyBatch batch,
                    PolicyBatchFromColumns(input, /*for_update=*/true, setup_.recipe.actor().use_kl_loss()));
   ASSIGN_OR_RETURN(const auto metrics, actor_->Update(MoveTo(batch, setup_.device)));
+  WeightsChanged();
   Batch output;
   SetBatchMetrics(metrics, &output);
   return output;
+}
+
+void PolicyWorker::WeightsChanged() {
+  // The rollout reads the actor's weights directly; only KV cached under the old
+  // weights would outlive an update.
+  if (engine_ != nullptr) engine_->DropPrefixCache();
 }
 
 absl::Status PolicyWorker::RegisterMethods(MethodRegistry* registry) {
@@ -373,6 +380,12 @@ absl::Status PolicyWorker::RegisterMethods(MethodRegistry* registry) {
                                        [this](const Batch& in) { return ComputeLogProb(in); }));
     RETURN_IF_ERROR(registry->Register("actor.update_actor",
                                        [this](const Batch& in) { return UpdateActor(in); }));
+  }
+  if (Hosts("actor")) {
+    RETURN_IF_ERROR(registry->Register("actor.save_checkpoint",
+                                       [this](const Batch& in) { return SaveCheckpoint(in); }));
+    RETURN_IF_ERROR(registry->Register("actor.load_checkpoint",
+                                       [this](const Batch& in) { return LoadCheckpoint(in); }));
   }
   if (Hosts("ref")) {
     RETURN_IF_ERROR(registry->Register("ref.compute_ref_log_prob",

@@ -25,12 +25,20 @@
 // is the base model with LoRA, else a frozen copy):
 //   actor.dpo_update            strings prompt, prompt_format, chosen, rejected -> metrics
 //   actor.dpo_eval              the same rows -> metrics val/..., val/weight (pairs)
+// Checkpoints of the learner this trainer.mode trains (the PPO actor, the SFT or the DPO
+// learner; never the warm start's), in workers/checkpoint_io.h's layout:
+//   actor.save_checkpoint       meta dir (the role directory, e.g. <staging>/actor) ->
+//                               empty; writes actor.checkpoint.save_contents (rank 0
+//                               only: the other ranks hold the same state)
+//   actor.load_checkpoint       meta dir -> empty; every rank restores
+//                               actor.checkpoint.load_contents
 // A role this process does not host has no methods.
 #pragma once
 
 #include <c10/core/Device.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,12 +46,14 @@
 #include "common/batch.h"
 #include "engine/engine.h"
 #include "models/causal_lm.h"
+#include "models/lora.h"
 #include "models/tokenizer.h"
 #include "proto/recipe.pb.h"
+#include "workers/checkpoint_io.h"
+#include "workers/dpo_learner.h"
 #include "workers/method_registry.h"
 #include "workers/policy_actor.h"
 #include "workers/prompt_encoding.h"
-#include "workers/dpo_learner.h"
 #include "workers/sft_learner.h"
 
 namespace rollout::workers {
@@ -78,6 +88,8 @@ class PolicyWorker {
   absl::StatusOr<Batch> SftLoss(const Batch& input) const;
   absl::StatusOr<Batch> DpoUpdate(const Batch& input);
   absl::StatusOr<Batch> DpoEval(const Batch& input) const;
+  absl::StatusOr<Batch> SaveCheckpoint(const Batch& input);
+  absl::StatusOr<Batch> LoadCheckpoint(const Batch& input);
 
   models::CausalLM& model() { return *model_; }
 
@@ -92,14 +104,21 @@ class PolicyWorker {
   absl::Status CreateDpoLearner();
   // Chosen and rejected halves with the reference's sequence log-probs.
   absl::StatusOr<PreferenceBatch> PreferenceBatchFrom(const Batch& input) const;
-  // The tensors the optimizer updates: every parameter, or the LoRA adapters.
+  // The tensors the optimizer updates: every parameter, or the LoRA adapters; with
+  // their names (HF or PEFT), in the same order.
   std::vector<at::Tensor*> Trainable();
+  NamedTensors NamedTrainable();
+  // What the actor's checkpoints hold (policy_worker_checkpoint.cc).
+  RoleCheckpoint ActorCheckpoint();
   absl::StatusOr<PolicyBatch> SftBatchFrom(const Batch& input) const;
   absl::Status CreateEngine();
+  // After every change of the policy's weights (updates, checkpoint loads).
+  void WeightsChanged();
   engine::SamplingParams SamplingFor(bool validate, int32_t n, uint64_t seed) const;
 
   const PolicyWorkerSetup setup_;
   std::unique_ptr<models::CausalLM> model_;
+  std::optional<models::LoraConfig> lora_;  // with actor.model.lora_rank > 0
   std::unique_ptr<models::CausalLM> ref_model_;  // without LoRA, when a KL term needs it
   std::unique_ptr<models::Tokenizer> tokenizer_;
   std::unique_ptr<PolicyActor> actor_;

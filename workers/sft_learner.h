@@ -40,6 +40,11 @@ class SftLearner {
   // The same loss without training: train/loss's twin for validation (val/loss).
   absl::StatusOr<double> Loss(const PolicyBatch& batch, int64_t micro_batch_rows) const;
 
+  // For checkpoints (workers/checkpoint_io.h): the optimizer, and the number of updates
+  // so far (the LR schedule's position).
+  AdamW& optimizer() { return optimizer_; }
+  int64_t* mutable_updates() { return &updates_; }
+
  private:
   SftLearner(models::CausalLM* model, std::vector<at::Tensor*> trainable, const SftOptions& options,
              LrSchedule schedule);

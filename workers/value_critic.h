@@ -55,6 +55,11 @@ class ValueCritic {
   // One update_critic call: the mini-batch loop, then one LR-schedule step.
   absl::StatusOr<std::map<std::string, double>> Update(const ValueBatch& batch);
 
+  // For checkpoints (workers/checkpoint_io.h): the optimizer, and the number of updates
+  // so far (the LR schedule's position).
+  AdamW& optimizer() { return optimizer_; }
+  int64_t* mutable_updates() { return &updates_; }
+
  private:
   ValueCritic(models::ValueModel* model, std::vector<at::Tensor*> trainable,
               const ValueCriticOptions& options, LrSchedule schedule);

@@ -14,10 +14,12 @@
 
 namespace rollout::testing {
 
-// Runs `rollout ARGS` with `dir` as the working directory.
-inline CommandResult RolloutIn(const std::string& dir, const std::vector<std::string>& args) {
+// Runs `rollout ARGS` with `dir` as the working directory; `env` is prepended as
+// shell variable assignments ("ROLLOUT_CRASH_AT=ckpt.save.after_manifest").
+inline CommandResult RolloutIn(const std::string& dir, const std::vector<std::string>& args,
+                               const std::string& env = "") {
   const std::string command =
-      absl::StrCat("cd '", dir, "' && '", ROLLOUT_BINARY_PATH, "' ", absl::StrJoin(args, " "));
+      absl::StrCat("cd '", dir, "' && ", env, " '", ROLLOUT_BINARY_PATH, "' ", absl::StrJoin(args, " "));
   return RunCommand({"/bin/sh", "-c", command}, 600);
 }
 

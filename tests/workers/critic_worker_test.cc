@@ -10,6 +10,8 @@
 #include <cmath>
 
 #include "common/batch_metrics.h"
+#include "common/file_util.h"
+#include "tests/support/temp_dir.h"
 
 namespace rollout::workers {
 namespace {
@@ -102,7 +104,8 @@ TEST(CriticWorker, RegistersItsMethodsByVerlsNames) {
   auto worker = CriticWorker::Create(TinySetup()).value();
   MethodRegistry registry;
   ASSERT_TRUE(worker->RegisterMethods(&registry).ok());
-  EXPECT_THAT(registry.Names(), ElementsAre("critic.compute_values", "critic.update_critic"));
+  EXPECT_THAT(registry.Names(), ElementsAre("critic.compute_values", "critic.load_checkpoint",
+                                            "critic.save_checkpoint", "critic.update_critic"));
 }
 
 TEST(CriticWorker, RecipesAndBatchesThatDoNotFitAreClearErrors) {
@@ -128,6 +131,36 @@ TEST(CriticWorker, RecipesAndBatchesThatDoNotFitAreClearErrors) {
   const Batch three = update.Slice(0, 3).value();
   EXPECT_THAT(worker->UpdateCritic(three).status().message(),
               HasSubstr("3 rows are not a whole number of mini-batches of 4"));
+}
+
+
+TEST(CriticWorker, ACheckpointRestoresTheValueModelAndItsOptimizerExactly) {
+  testing::TempDir dir("critic_ckpt");
+  CriticWorkerSetup setup = TinySetup();
+  for (const char* part : {"model", "optimizer", "extra", "hf_model"}) {
+    setup.recipe.mutable_critic()->mutable_checkpoint()->add_save_contents(part);
+  }
+  for (const char* part : {"model", "optimizer", "extra"}) {
+    setup.recipe.mutable_critic()->mutable_checkpoint()->add_load_contents(part);
+  }
+  auto trained = CriticWorker::Create(setup).value();
+  auto restored = CriticWorker::Create(setup).value();
+  Batch update = Sequences();
+  ASSERT_TRUE(update.AddTensor("returns", at::full({kRows, kResponse}, 0.7f)).ok());
+  ASSERT_TRUE(update.Union(trained->ComputeValues(update).value()).ok());
+  ASSERT_TRUE(trained->UpdateCritic(update).ok());
+  Batch in_dir;
+  in_dir.SetMeta("dir", dir.Path("critic"));
+  ASSERT_TRUE(trained->SaveCheckpoint(in_dir).ok());
+  EXPECT_TRUE(ReadFile(dir.Path("critic/huggingface/config.json")).ok());
+  ASSERT_TRUE(restored->LoadCheckpoint(in_dir).ok());
+  // One more update on each: the same weights, moments and learning rate give the same result.
+  ASSERT_TRUE(trained->UpdateCritic(update).ok());
+  ASSERT_TRUE(restored->UpdateCritic(update).ok());
+  const auto a = trained->model().NamedParameters();
+  const auto b = restored->model().NamedParameters();
+  ASSERT_EQ(a.size(), b.size());
+  for (size_t i = 0; i < a.size(); ++i) EXPECT_TRUE(at::equal(*a[i].second, *b[i].second)) << a[i].first;
 }
 
 }  // namespace

@@ -7,8 +7,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <functional>
+
 #include "common/batch_metrics.h"
+#include "common/file_util.h"
 #include "models/lora.h"
+#include "tests/support/temp_dir.h"
 
 namespace rollout::workers {
 namespace {
@@ -120,7 +124,8 @@ TEST(PolicyWorker, MethodsFollowTheHostedRoles) {
   auto worker = PolicyWorker::Create(setup).value();
   MethodRegistry registry;
   ASSERT_TRUE(worker->RegisterMethods(&registry).ok());
-  EXPECT_THAT(registry.Names(), ::testing::ElementsAre("actor.compute_log_prob", "actor.update_actor"));
+  EXPECT_THAT(registry.Names(), ::testing::ElementsAre("actor.compute_log_prob", "actor.load_checkpoint",
+                                                       "actor.save_checkpoint", "actor.update_actor"));
 }
 
 TEST(PolicyWorker, BadInputsAreClearErrors) {
@@ -138,6 +143,92 @@ TEST(PolicyWorker, BadInputsAreClearErrors) {
   ASSERT_TRUE(bad.AddStrings("uid", {"u"}).ok());
   ASSERT_TRUE(bad.AddStrings("seed", {"1"}).ok());
   EXPECT_THAT(worker->GenerateSequences(bad).status().message(), HasSubstr("more than data.max_prompt_length (24)"));
+}
+
+
+// A setup that checkpoints every part (hf_model too on save), with an LR warmup so that
+// the schedule's position shows in the learning rate.
+PolicyWorkerSetup CheckpointingSetup(int lora_rank = 0) {
+  PolicyWorkerSetup setup = TinySetup(lora_rank);
+  config::ActorConfig& actor = *setup.recipe.mutable_actor();
+  actor.mutable_optim()->set_lr_warmup_steps(4);
+  for (const char* part : {"model", "optimizer", "extra", "hf_model"}) {
+    actor.mutable_checkpoint()->add_save_contents(part);
+  }
+  for (const char* part : {"model", "optimizer", "extra"}) actor.mutable_checkpoint()->add_load_contents(part);
+  return setup;
+}
+
+Batch InDirectory(const std::string& dir) {
+  Batch batch;
+  batch.SetMeta("dir", dir);
+  return batch;
+}
+
+bool Exists(const std::string& path) { return ReadFile(path).ok(); }
+
+// The names of the tensors that differ between `a` and `b` (bit for bit).
+std::vector<std::string> Differences(const NamedTensors& a, const NamedTensors& b) {
+  std::vector<std::string> names;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (!at::equal(*a[i].second, *b[i].second)) names.push_back(a[i].first);
+  }
+  return names;
+}
+
+// Trains `trained` two steps (the first at warmup lr 0), saves it, loads the checkpoint
+// into `restored`, then trains both one more step on the same batch: the tensors
+// `trainable` names must be equal bit for bit after the load and after that step
+// (weights, optimizer moments and the schedule's position all restored).
+void ExpectExactRoundTrip(PolicyWorker& trained, PolicyWorker& restored, const std::string& dir,
+                          const std::function<NamedTensors(PolicyWorker&)>& trainable) {
+  const Batch batch = UpdateBatch(trained, trained.GenerateSequences(Prompts()).value());
+  for (int step = 0; step < 2; ++step) ASSERT_TRUE(trained.UpdateActor(batch).ok());
+  ASSERT_TRUE(trained.SaveCheckpoint(InDirectory(dir)).ok());
+  ASSERT_THAT(Differences(trainable(trained), trainable(restored)), ::testing::Not(::testing::IsEmpty()));
+  ASSERT_TRUE(restored.LoadCheckpoint(InDirectory(dir)).ok());
+  EXPECT_THAT(Differences(trainable(trained), trainable(restored)), ::testing::IsEmpty()) << "after loading";
+  const auto lr = [&](PolicyWorker& worker) {
+    return GetBatchMetrics(worker.UpdateActor(batch).value()).value().at("actor/lr");
+  };
+  EXPECT_EQ(lr(trained), lr(restored));
+  EXPECT_THAT(Differences(trainable(trained), trainable(restored)), ::testing::IsEmpty())
+      << "after one more update";
+}
+
+TEST(PolicyWorker, ACheckpointRestoresWeightsOptimizerAndScheduleExactly) {
+  testing::TempDir dir("policy_ckpt");
+  auto trained = PolicyWorker::Create(CheckpointingSetup()).value();
+  auto restored = PolicyWorker::Create(CheckpointingSetup()).value();
+  ExpectExactRoundTrip(*trained, *restored, dir.Path("actor"),
+                       [](PolicyWorker& worker) { return worker.model().NamedParameters(); });
+  for (const char* file : {kModelFile, kOptimizerFile, kExtraStateFile, "huggingface/config.json",
+                           "huggingface/model.safetensors", "huggingface/tokenizer.json"}) {
+    EXPECT_TRUE(Exists(dir.Path(std::string("actor/") + file))) << file;
+  }
+}
+
+TEST(PolicyWorker, ALoraCheckpointHoldsThePeftAdapterAndNotTheBaseWeights) {
+  testing::TempDir dir("policy_lora_ckpt");
+  auto trained = PolicyWorker::Create(CheckpointingSetup(/*lora_rank=*/4)).value();
+  auto restored = PolicyWorker::Create(CheckpointingSetup(/*lora_rank=*/4)).value();
+  ExpectExactRoundTrip(*trained, *restored, dir.Path("actor"),
+                       [](PolicyWorker& worker) { return models::NamedLoraParameters(worker.model()); });
+  EXPECT_TRUE(Exists(dir.Path("actor/lora_adapter/adapter_model.safetensors")));
+  EXPECT_TRUE(Exists(dir.Path("actor/lora_adapter/adapter_config.json")));
+  EXPECT_FALSE(Exists(dir.Path(std::string("actor/") + kModelFile)));
+}
+
+TEST(PolicyWorker, OnlyRankZeroWritesACheckpoint) {
+  testing::TempDir dir("policy_rank_ckpt");
+  PolicyWorkerSetup setup = CheckpointingSetup();
+  setup.rank = 1;
+  setup.world = 2;
+  auto worker = PolicyWorker::Create(setup).value();
+  ASSERT_TRUE(worker->SaveCheckpoint(InDirectory(dir.Path("actor"))).ok());
+  EXPECT_FALSE(Exists(dir.Path(std::string("actor/") + kModelFile)));
+  EXPECT_EQ(worker->LoadCheckpoint(InDirectory(dir.Path("actor"))).status().code(),
+            absl::StatusCode::kFailedPrecondition);
 }
 
 }  // namespace

@@ -1,0 +1,241 @@
+#include "workers/checkpoint_io.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+
+#include <cstring>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/escaping.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "common/check.h"
+#include "common/file_util.h"
+#include "common/status_macros.h"
+#include "models/safetensors.h"
+
+namespace rollout::workers {
+namespace {
+
+constexpr const char* kStateSuffixes[] = {".exp_avg", ".exp_avg_sq", ".step"};
+
+// A file of a part that load_contents asks for and the checkpoint lacks is the
+// recipe's to fix, not damage: NotFound becomes FailedPrecondition.
+absl::Status MissingPart(const absl::Status& status, absl::string_view part) {
+  if (!absl::IsNotFound(status)) return status;
+  return absl::FailedPreconditionError(
+      absl::StrCat(status.message(), " (the checkpoint was saved without '", part,
+                   "' in save_contents; leave it out of load_contents)"));
+}
+
+template <typename T>
+absl::StatusOr<T> PartFile(absl::StatusOr<T> result, absl::string_view part) {
+  if (result.ok()) return result;
+  return MissingPart(result.status(), part);
+}
+
+// The generators whose states `extra` keeps, by device type: the CPU's, and the role
+// device's when it is another.
+std::map<std::string, at::Generator> Generators(c10::Device device) {
+  std::map<std::string, at::Generator> generators = {
+      {"cpu", at::globalContext().defaultGenerator(c10::Device(c10::kCPU))}};
+  if (!device.is_cpu()) {
+    generators.emplace(c10::DeviceTypeName(device.type(), /*lower_case=*/true),
+                       at::globalContext().defaultGenerator(device));
+  }
+  return generators;
+}
+
+std::string GeneratorStateHex(at::Generator& generator) {
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  const at::Tensor state = generator.get_state().contiguous();
+  return absl::BytesToHexString(
+      absl::string_view(static_cast<const char*>(state.data_ptr()), state.nbytes()));
+}
+
+absl::Status SetGeneratorState(at::Generator& generator, const std::string& hex) {
+  if (hex.size() % 2 != 0 || hex.find_first_not_of("0123456789abcdef") != std::string::npos) {
+    return absl::DataLossError("not a hex string");
+  }
+  const std::string bytes = absl::HexStringToBytes(hex);
+  at::Tensor state = at::empty({static_cast<int64_t>(bytes.size())}, at::kByte);
+  std::memcpy(state.data_ptr(), bytes.data(), bytes.size());
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  try {
+    generator.set_state(state);
+  } catch (const c10::Error& error) {
+    return absl::DataLossError(error.what_without_backtrace());
+  }
+  return absl::OkStatus();
+}
+
+absl::Status SaveExtra(const RoleCheckpoint& role, const std::string& path) {
+  nlohmann::json rng = nlohmann::json::object();
+  for (auto& [name, generator] : Generators(role.device)) rng[name] = GeneratorStateHex(generator);
+  const nlohmann::json extra = {{"updates", *role.updates}, {"rng", rng}};
+  return WriteFileAtomically(path, extra.dump(1) + "\n");
+}
+
+absl::Status LoadExtra(const RoleCheckpoint& role, const std::string& path) {
+  ASSIGN_OR_RETURN(const std::string text, PartFile(ReadFile(path), "extra"));
+  int64_t updates = 0;
+  std::map<std::string, std::string> states;
+  try {
+    const nlohmann::json extra = nlohmann::json::parse(text);
+    updates = extra.at("updates").get<int64_t>();
+    states = extra.at("rng").get<std::map<std::string, std::string>>();
+  } catch (const nlohmann::json::exception& error) {
+    return absl::DataLossError(absl::StrCat(path, ": ", error.what()));
+  }
+  if (updates < 0) return absl::DataLossError(absl::StrCat(path, ": updates is ", updates));
+  for (auto& [name, generator] : Generators(role.device)) {
+    const auto state = states.find(name);
+    // A checkpoint saved on another device type has no state for this generator.
+    if (state == states.end()) continue;
+    RETURN_IF_ERROR(
+        WithContext(SetGeneratorState(generator, state->second), absl::StrCat(path, ": rng.", name)));
+  }
+  *role.updates = updates;
+  return absl::OkStatus();
+}
+
+absl::Status SaveOptimizer(const RoleCheckpoint& role, const std::string& path) {
+  const std::vector<AdamW::State>& states = role.optimizer->states();
+  ROLLOUT_CHECK(states.size() == role.trainable_names.size());
+  std::vector<std::pair<std::string, at::Tensor>> tensors;
+  for (size_t i = 0; i < states.size(); ++i) {
+    if (!states[i].step.defined()) continue;  // never stepped: no state
+    const std::string& name = role.trainable_names[i];
+    tensors.emplace_back(name + kStateSuffixes[0], states[i].exp_avg);
+    tensors.emplace_back(name + kStateSuffixes[1], states[i].exp_avg_sq);
+    tensors.emplace_back(name + kStateSuffixes[2], states[i].step);
+  }
+  return models::WriteSafetensors(path, tensors);
+}
+
+// The state of trainable tensor `name`: all three entries, or none (never stepped).
+absl::StatusOr<AdamW::State> ReadOptimizerState(const models::SafetensorsReader& reader,
+                                                const std::string& path, const std::string& name) {
+  std::vector<at::Tensor> loaded;
+  for (const char* suffix : kStateSuffixes) {
+    if (!reader.Has(name + suffix)) continue;
+    ASSIGN_OR_RETURN(at::Tensor tensor, reader.Load(name + suffix));
+    loaded.push_back(std::move(tensor));
+  }
+  if (loaded.empty()) return AdamW::State();
+  if (loaded.size() != 3) {
+    return absl::DataLossError(absl::StrCat(path, ": the state of ", name,
+                                            " lacks some of exp_avg, exp_avg_sq and step"));
+  }
+  return AdamW::State{loaded[0], loaded[1], loaded[2]};
+}
+
+absl::Status LoadOptimizer(const RoleCheckpoint& role, const std::string& path) {
+  ASSIGN_OR_RETURN(const std::unique_ptr<models::SafetensorsReader> reader,
+                   PartFile(models::SafetensorsReader::OpenFile(path), "optimizer"));
+  std::set<std::string> unclaimed;
+  for (const std::string& name : reader->Names()) unclaimed.insert(name);
+  std::vector<AdamW::State> states;
+  for (const std::string& name : role.trainable_names) {
+    ASSIGN_OR_RETURN(AdamW::State state, ReadOptimizerState(*reader, path, name));
+    for (const char* suffix : kStateSuffixes) unclaimed.erase(name + suffix);
+    states.push_back(std::move(state));
+  }
+  if (!unclaimed.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        path, " holds optimizer state for ", *unclaimed.begin(),
+        ", which this run does not train (a checkpoint of another model or LoRA setting)"));
+  }
+  return WithContext(role.optimizer->RestoreStates(states), path);
+}
+
+}  // namespace
+
+absl::StatusOr<CheckpointParts> ParseCheckpointParts(
+    const google::protobuf::RepeatedPtrField<std::string>& names, absl::string_view key) {
+  CheckpointParts parts;
+  for (const std::string& name : names) {
+    if (name == "model") {
+      parts.model = true;
+    } else if (name == "optimizer") {
+      parts.optimizer = true;
+    } else if (name == "extra") {
+      parts.extra = true;
+    } else if (name == "hf_model") {
+      parts.hf_model = true;
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(
+          key, ": '", name, "' is not a checkpoint part; expected model, optimizer, extra or hf_model"));
+    }
+  }
+  return parts;
+}
+
+absl::Status SaveRoleCheckpoint(const RoleCheckpoint& role, const CheckpointParts& parts,
+                                const std::string& dir) {
+  RETURN_IF_ERROR(MakeDirectories(dir));
+  if (parts.model) RETURN_IF_ERROR(role.save_model(dir));
+  if (parts.optimizer) RETURN_IF_ERROR(SaveOptimizer(role, JoinPath(dir, kOptimizerFile)));
+  if (parts.extra) RETURN_IF_ERROR(SaveExtra(role, JoinPath(dir, kExtraStateFile)));
+  if (parts.hf_model) {
+    const std::string hf_dir = JoinPath(dir, kHfModelDir);
+    RETURN_IF_ERROR(MakeDirectories(hf_dir));
+    RETURN_IF_ERROR(role.save_hf_model(hf_dir));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status LoadRoleCheckpoint(const RoleCheckpoint& role, const CheckpointParts& parts,
+                                const std::string& dir) {
+  if (parts.model) RETURN_IF_ERROR(MissingPart(role.load_model(dir), "model"));
+  if (parts.optimizer) RETURN_IF_ERROR(LoadOptimizer(role, JoinPath(dir, kOptimizerFile)));
+  if (parts.extra) RETURN_IF_ERROR(LoadExtra(role, JoinPath(dir, kExtraStateFile)));
+  return absl::OkStatus();
+}
+
+absl::Status SaveNamedTensors(const std::string& path, const NamedTensors& tensors) {
+  std::vector<std::pair<std::string, at::Tensor>> values;
+  for (const auto& [name, tensor] : tensors) values.emplace_back(name, *tensor);
+  return models::WriteSafetensors(path, values);
+}
+
+absl::Status LoadNamedTensors(const std::string& path, const NamedTensors& tensors) {
+  ASSIGN_OR_RETURN(const std::unique_ptr<models::SafetensorsReader> reader,
+                   models::SafetensorsReader::OpenFile(path));
+  std::set<std::string> unclaimed;
+  for (const std::string& name : reader->Names()) unclaimed.insert(name);
+  c10::NoGradGuard no_grad;
+  for (const auto& [name, tensor] : tensors) {
+    if (!reader->Has(name)) return absl::DataLossError(absl::StrCat(path, " has no tensor ", name));
+    ASSIGN_OR_RETURN(const at::Tensor loaded, reader->Load(name));
+    if (loaded.sizes() != tensor->sizes() || loaded.scalar_type() != tensor->scalar_type()) {
+      return absl::DataLossError(absl::StrCat(
+          path, ": tensor ", name, " is ", c10::toString(loaded.scalar_type()), " [",
+          absl::StrJoin(loaded.sizes(), ","), "]; the model's is ", c10::toString(tensor->scalar_type()), " [",
+          absl::StrJoin(tensor->sizes(), ","), "]"));
+    }
+    tensor->copy_(loaded);
+    unclaimed.erase(name);
+  }
+  if (!unclaimed.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(path, " holds ", *unclaimed.begin(),
+                                                   ", which the model does not have (another model or "
+                                                   "LoRA setting)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<std::string> CheckpointDirOf(const Batch& input, absl::string_view method) {
+  std::string dir = input.Meta("dir");
+  if (dir.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat(method, ": meta 'dir' (the role directory) is empty"));
+  }
+  return dir;
+}
+
+}  // namespace rollout::workers

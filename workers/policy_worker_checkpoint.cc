@@ -1,0 +1,77 @@
+// PolicyWorker: actor.save_checkpoint and actor.load_checkpoint (the rest of the class
+// is in policy_worker.cc).
+#include "workers/policy_worker.h"
+
+#include "absl/strings/str_cat.h"
+#include "common/file_util.h"
+#include "common/status_macros.h"
+#include "models/tokenizer_files.h"
+
+namespace rollout::workers {
+
+RoleCheckpoint PolicyWorker::ActorCheckpoint() {
+  const config::ModelConfig& model = setup_.recipe.actor().model();
+  RoleCheckpoint role;
+  role.device = setup_.device;
+  // The learner trainer.mode trains; a PPO run's warm-start SFT learner is done by the
+  // time anything is saved, and its state is not resumed.
+  if (actor_ != nullptr) {
+    role.optimizer = &actor_->optimizer();
+    role.updates = actor_->mutable_updates();
+  } else if (dpo_ != nullptr) {
+    role.optimizer = &dpo_->optimizer();
+    role.updates = dpo_->mutable_updates();
+  } else {
+    role.optimizer = &sft_->optimizer();
+    role.updates = sft_->mutable_updates();
+  }
+  for (const auto& [name, tensor] : NamedTrainable()) role.trainable_names.push_back(name);
+  if (lora_.has_value()) {
+    // The base weights are actor.model.path's; only the adapter is state.
+    role.save_model = [this, &model](const std::string& dir) {
+      return models::SaveLoraAdapter(*model_, *lora_, JoinPath(dir, kLoraAdapterDir), model.path());
+    };
+    role.load_model = [this](const std::string& dir) {
+      return LoadNamedTensors(JoinPath(JoinPath(dir, kLoraAdapterDir), "adapter_model.safetensors"),
+                              models::NamedLoraParameters(*model_));
+    };
+  } else {
+    role.save_model = [this](const std::string& dir) {
+      return SaveNamedTensors(JoinPath(dir, kModelFile), model_->NamedParameters());
+    };
+    role.load_model = [this](const std::string& dir) {
+      return LoadNamedTensors(JoinPath(dir, kModelFile), model_->NamedParameters());
+    };
+  }
+  role.save_hf_model = [this, &model](const std::string& dir) -> absl::Status {
+    RETURN_IF_ERROR(model_->Save(dir));
+    return models::CopyTokenizerFiles(
+        model.tokenizer_path().empty() ? model.path() : model.tokenizer_path(), dir);
+  };
+  return role;
+}
+
+absl::StatusOr<Batch> PolicyWorker::SaveCheckpoint(const Batch& input) {
+  ASSIGN_OR_RETURN(const std::string dir, CheckpointDirOf(input, "actor.save_checkpoint"));
+  ASSIGN_OR_RETURN(const CheckpointParts parts,
+                   ParseCheckpointParts(setup_.recipe.actor().checkpoint().save_contents(),
+                                        "actor.checkpoint.save_contents"));
+  // Every rank holds the same state; one copy is written.
+  if (setup_.rank != 0) return Batch();
+  RETURN_IF_ERROR(WithContext(SaveRoleCheckpoint(ActorCheckpoint(), parts, dir),
+                              absl::StrCat("actor.save_checkpoint to ", dir)));
+  return Batch();
+}
+
+absl::StatusOr<Batch> PolicyWorker::LoadCheckpoint(const Batch& input) {
+  ASSIGN_OR_RETURN(const std::string dir, CheckpointDirOf(input, "actor.load_checkpoint"));
+  ASSIGN_OR_RETURN(const CheckpointParts parts,
+                   ParseCheckpointParts(setup_.recipe.actor().checkpoint().load_contents(),
+                                        "actor.checkpoint.load_contents"));
+  RETURN_IF_ERROR(WithContext(LoadRoleCheckpoint(ActorCheckpoint(), parts, dir),
+                              absl::StrCat("actor.load_checkpoint from ", dir)));
+  WeightsChanged();
+  return Batch();
+}
+
+}  // namespace rollout::workers
