@@ -5,8 +5,12 @@
 #include <unistd.h>
 
 #include "absl/strings/str_join.h"
+#include "absl/strings/string_view.h"
 #include "algorithms/token_log_probs.h"
+#include "common/crc32c.h"
 #include "common/status_macros.h"
+#include "models/causal_lm.h"
+#include "models/lora.h"
 
 namespace rollout::workers {
 namespace {
@@ -38,6 +42,31 @@ absl::StatusOr<Batch> TokenLogProbsOnDevice(const Batch& input, c10::Device devi
   return out;
 }
 
+// CRC32C of the tensor's elements in row-major order, as they lie in memory on the CPU.
+std::string TensorChecksum(const at::Tensor& tensor) {
+  const at::Tensor host = tensor.detach().to(at::kCPU).contiguous();
+  return crc32c::ToHex(
+      crc32c::Value(absl::string_view(static_cast<const char*>(host.data_ptr()), host.nbytes())));
+}
+
+absl::StatusOr<Batch> PolicyParameterChecksums(models::CausalLM& model) {
+  std::vector<std::string> names;
+  std::vector<std::string> kinds;
+  std::vector<std::string> checksums;
+  const auto add = [&](const std::string& name, const char* kind, const at::Tensor& tensor) {
+    names.push_back(name);
+    kinds.push_back(kind);
+    checksums.push_back(TensorChecksum(tensor));
+  };
+  for (const auto& [name, tensor] : model.BaseTensors()) add(name, "base", tensor);
+  for (const auto& [name, tensor] : models::NamedLoraParameters(model)) add(name, "lora", *tensor);
+  Batch out;
+  RETURN_IF_ERROR(out.AddStrings("name", std::move(names)));
+  RETURN_IF_ERROR(out.AddStrings("kind", std::move(kinds)));
+  RETURN_IF_ERROR(out.AddStrings("crc32c", std::move(checksums)));
+  return out;
+}
+
 }  // namespace
 
 absl::Status RegisterDiagnosticMethods(const WorkerIdentity& identity, c10::Device device,
@@ -52,6 +81,11 @@ absl::Status RegisterDiagnosticMethods(const WorkerIdentity& identity, c10::Devi
       "diag.token_log_probs",
       [device](const Batch& input) { return TokenLogProbsOnDevice(input, device); }));
   return absl::OkStatus();
+}
+
+absl::Status RegisterPolicyParameterChecksums(models::CausalLM* model, MethodRegistry* registry) {
+  return registry->Register("diag.policy_parameter_checksums",
+                            [model](const Batch&) { return PolicyParameterChecksums(*model); });
 }
 
 }  // namespace rollout::workers

@@ -5,6 +5,16 @@
 //   diag.token_log_probs  -> {logits [B,T,V], tokens [B,T] int64} -> log_probs [B,T] float32,
 //                            computed on the worker's device; the controller compares the
 //                            result with its own CPU result to catch a broken device stack.
+// And, once worker.init_roles has created the policy model (role_host.h):
+//   diag.policy_parameter_checksums
+//                         -> one row per tensor of the policy model, strings
+//                            name  (HF name; PEFT name for LoRA tensors),
+//                            kind  ("base" | "lora"),
+//                            crc32c (8 hex digits over the tensor's bytes, row-major);
+//                            base weights are the unmerged ones. Tests compare two calls
+//                            to see what training changed (with LoRA: the adapters only)
+//                            without moving the weights. Call it between steps: it reads
+//                            the weights unsynchronised.
 #pragma once
 
 #include <c10/core/Device.h>
@@ -14,6 +24,10 @@
 
 #include "absl/status/status.h"
 #include "workers/method_registry.h"
+
+namespace rollout::models {
+class CausalLM;
+}  // namespace rollout::models
 
 namespace rollout::workers {
 
@@ -27,5 +41,8 @@ struct WorkerIdentity {
 
 absl::Status RegisterDiagnosticMethods(const WorkerIdentity& identity, c10::Device device,
                                        MethodRegistry* registry);
+
+// `model` must outlive the registry's use.
+absl::Status RegisterPolicyParameterChecksums(models::CausalLM* model, MethodRegistry* registry);
 
 }  // namespace rollout::workers

@@ -1,11 +1,14 @@
 #include "workers/role_host.h"
 
+#include <ATen/Context.h>
+
 #include <algorithm>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
+#include "workers/diagnostic_methods.h"
 
 namespace rollout::workers {
 namespace {
@@ -41,6 +44,9 @@ absl::StatusOr<Batch> RoleHost::InitRoles(const Batch& input) {
     return absl::InvalidArgumentError(
         absl::StrCat("worker.init_roles: total_training_steps '", steps, "' is not an integer"));
   }
+  // LibTorch seeds its default generators (LoRA dropout draws from them) at random per
+  // process; from the recipe instead, runs repeat, and checkpoints continue the stream.
+  at::manual_seed(static_cast<uint64_t>(recipe_.trainer().seed()));
   RETURN_IF_ERROR(InitPolicy(total_training_steps));
   RETURN_IF_ERROR(InitCritic(total_training_steps));
   return Batch();
@@ -63,7 +69,8 @@ absl::Status RoleHost::InitPolicy(int64_t total_training_steps) {
                                                              ": ", policy.status().message()));
   }
   policy_ = *std::move(policy);
-  return policy_->RegisterMethods(registry_);
+  RETURN_IF_ERROR(policy_->RegisterMethods(registry_));
+  return RegisterPolicyParameterChecksums(&policy_->model(), registry_);
 }
 
 absl::Status RoleHost::InitCritic(int64_t total_training_steps) {

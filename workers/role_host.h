@@ -6,7 +6,9 @@
 //   worker.init_roles   meta total_training_steps (the LR schedules' horizon) -> empty;
 //                       creates the hosted roles (actor, rollout and ref:
 //                       policy_worker.h; critic: critic_worker.h) and registers
-//                       their methods
+//                       their methods (with the policy, also
+//                       diag.policy_parameter_checksums: diagnostic_methods.h),
+//                       after seeding LibTorch's default generators with trainer.seed
 //
 // Thread-safe: SetRecipe may race with the first worker.init_roles call, which waits
 // for it.

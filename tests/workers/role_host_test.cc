@@ -40,14 +40,16 @@ std::vector<std::string> MethodsAfterInit(const std::vector<std::string>& roles)
 
 TEST(RoleHost, HostsTheCriticAlone) {
   EXPECT_THAT(MethodsAfterInit({"critic"}),
-              ElementsAre("critic.compute_values", "critic.update_critic", "worker.init_roles"));
+              ElementsAre("critic.compute_values", "critic.load_checkpoint", "critic.save_checkpoint",
+                          "critic.update_critic", "worker.init_roles"));
 }
 
 TEST(RoleHost, HostsTheCriticBesideThePolicyRoles) {
   EXPECT_THAT(MethodsAfterInit({"actor", "rollout", "ref", "critic"}),
-              ElementsAre("actor.compute_log_prob", "actor.update_actor", "critic.compute_values",
-                          "critic.update_critic", "ref.compute_ref_log_prob", "rollout.generate_sequences",
-                          "worker.init_roles"));
+              ElementsAre("actor.compute_log_prob", "actor.load_checkpoint", "actor.save_checkpoint",
+                          "actor.update_actor", "critic.compute_values", "critic.load_checkpoint",
+                          "critic.save_checkpoint", "critic.update_critic", "diag.policy_parameter_checksums",
+                          "ref.compute_ref_log_prob", "rollout.generate_sequences", "worker.init_roles"));
 }
 
 TEST(RoleHost, ABadStepCountIsAClearError) {
