@@ -1,5 +1,8 @@
 // `rollout ckpt ls DIR` and `rollout ckpt verify PATH`: look at checkpoints
-// without changing them (controller/checkpoint_catalog.h).
+// without changing them (controller/checkpoint_catalog.h). `rollout ckpt scenario
+// FILE.yaml`: run a checkpoint regression scenario (controller/ckpt_scenario.h).
+#include <stdlib.h>
+
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -9,12 +12,16 @@
 #include "common/flags.h"
 #include "controller/checkpoint_catalog.h"
 #include "controller/checkpoint_layout.h"
+#include "controller/ckpt_scenario.h"
+#include "controller/ckpt_scenario_child.h"
+#include "controller/ckpt_scenario_runner.h"
 #include "controller/cli.h"
 
 namespace rollout::controller {
 namespace {
 
-constexpr char kUsage[] = "rollout ckpt ls DIR | rollout ckpt verify PATH";
+constexpr char kUsage[] =
+    "rollout ckpt ls DIR | rollout ckpt verify PATH | rollout ckpt scenario FILE.yaml";
 
 std::string FormatBytes(uint64_t bytes) {
   constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -116,6 +123,27 @@ int Verify(const std::string& path) {
   return kExitOk;
 }
 
+// Runs the scenario in `path` with this binary; 0 when every check passed.
+int RunScenarioFile(const std::string& path) {
+  absl::StatusOr<Scenario> scenario = LoadScenario(path);
+  absl::StatusOr<std::string> binary = SelfExecutable();
+  if (!scenario.ok() || !binary.ok()) {
+    std::cerr << "rollout ckpt scenario: "
+              << (scenario.ok() ? binary.status() : scenario.status()).message() << "\n";
+    return scenario.ok() ? kExitRunFailed : kExitUsage;
+  }
+  ScenarioOptions options;
+  options.binary = *binary;
+  const char* tmpdir = getenv("TMPDIR");
+  if (tmpdir != nullptr && tmpdir[0] != '\0') options.temp_root = tmpdir;
+  absl::StatusOr<ScenarioReport> report = RunScenario(*scenario, options, std::cout);
+  if (!report.ok()) {
+    std::cerr << "rollout ckpt scenario: " << report.status().message() << "\n";
+    return kExitRunFailed;
+  }
+  return report->failed == 0 ? kExitOk : kExitRunFailed;
+}
+
 }  // namespace
 
 int RunCkptCommand(const std::vector<std::string>& args) {
@@ -125,7 +153,11 @@ int RunCkptCommand(const std::vector<std::string>& args) {
                 "the one latest_checkpointed_iteration.txt names. Checks sizes, not contents.\n"
                 "verify PATH: checks one checkpoint (a global_step_N directory) or every\n"
                 "checkpoint under a root, byte for byte against MANIFEST.json, and the\n"
-                "tracker. Exits 0 when all is intact, 1 with the first problem otherwise.");
+                "tracker. Exits 0 when all is intact, 1 with the first problem otherwise.\n"
+                "scenario FILE.yaml: runs `rollout train` as the file describes (crashes,\n"
+                "kills, restarts) and checks the checkpoints it leaves; PASS/FAIL per check,\n"
+                "exit 1 on any failure, 2 for a malformed file (README: Checkpoint\n"
+                "regression scenarios).");
   absl::StatusOr<FlagSet::Parsed> parsed = flags.Parse(args);
   if (!parsed.ok()) {
     std::cerr << "rollout ckpt: " << parsed.status().message() << "\n";
@@ -138,6 +170,7 @@ int RunCkptCommand(const std::vector<std::string>& args) {
   const std::vector<std::string>& positional = parsed->positional;
   if (positional.size() == 2 && positional[0] == "ls") return List(positional[1]);
   if (positional.size() == 2 && positional[0] == "verify") return Verify(positional[1]);
+  if (positional.size() == 2 && positional[0] == "scenario") return RunScenarioFile(positional[1]);
   std::cerr << "rollout ckpt: expected '" << kUsage << "'\n";
   return kExitUsage;
 }
