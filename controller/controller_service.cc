@@ -25,4 +25,22 @@ grpc::Status ControllerService::Heartbeat(grpc::ServerContext* context,
   return ToGrpcStatus(registry_->Heartbeat(request->worker_id()));
 }
 
+grpc::Status ControllerService::StoreSet(grpc::ServerContext* context,
+                                         const wire::StoreSetRequest* request,
+                                         wire::StoreSetReply* reply) {
+  if (absl::Status ok = CheckRunToken(run_token_, *context); !ok.ok()) return ToGrpcStatus(ok);
+  return ToGrpcStatus(rendezvous_.Set(request->key(), request->value()));
+}
+
+grpc::Status ControllerService::StoreGet(grpc::ServerContext* context,
+                                         const wire::StoreGetRequest* request,
+                                         wire::StoreGetReply* reply) {
+  if (absl::Status ok = CheckRunToken(run_token_, *context); !ok.ok()) return ToGrpcStatus(ok);
+  if (std::optional<std::string> value = rendezvous_.Get(request->key())) {
+    reply->set_found(true);
+    reply->set_value(*std::move(value));
+  }
+  return grpc::Status::OK;
+}
+
 }  // namespace rollout::controller

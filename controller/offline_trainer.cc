@@ -90,7 +90,6 @@ absl::StatusOr<std::unique_ptr<OfflineTrainer>> OfflineTrainer::CreateSftWarmSta
 absl::StatusOr<std::unique_ptr<OfflineTrainer>> OfflineTrainer::Prepare(const config::Recipe& recipe,
                                                                        WorkerGroup* policy) {
   const std::string& mode = recipe.trainer().mode();
-  RETURN_IF_ERROR(CheckSingleTrainingRank(*policy));
   std::unique_ptr<OfflineTrainer> trainer(new OfflineTrainer(recipe, policy));
   trainer->update_method_ = mode == "sft" ? "actor.sft_update" : "actor.dpo_update";
   trainer->eval_method_ = mode == "sft" ? "actor.sft_loss" : "actor.dpo_eval";

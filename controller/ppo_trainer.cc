@@ -56,11 +56,10 @@ absl::Status CheckSplits(const config::Recipe& recipe, const WorkerGroup& group,
   return absl::OkStatus();
 }
 
-// The worker groups against the recipe: one training rank each, batch splits, and a
+// The worker groups against the recipe: batch splits over each group, and a
 // critic exactly when the estimator needs one (verl's use_critic: gae).
 absl::Status CheckWorkers(const PpoTrainerSetup& setup) {
   const config::Recipe& recipe = setup.recipe;
-  RETURN_IF_ERROR(CheckSingleTrainingRank(*setup.policy));
   RETURN_IF_ERROR(CheckSplits(recipe, *setup.policy, "policy", "actor.ppo_mini_batch_size",
                               recipe.actor().ppo_mini_batch_size()));
   const std::string& estimator = recipe.algorithm().adv_estimator();
@@ -74,7 +73,6 @@ absl::Status CheckWorkers(const PpoTrainerSetup& setup) {
         estimator, " does not use one: remove placement.critic or use gae"));
   }
   if (setup.critic == nullptr) return absl::OkStatus();
-  RETURN_IF_ERROR(CheckSingleTrainingRank(*setup.critic));
   return CheckSplits(recipe, *setup.critic, "critic", "critic.ppo_mini_batch_size",
                      recipe.critic().ppo_mini_batch_size());
 }

@@ -25,14 +25,6 @@ bool ValidatesAfter(const config::TrainerConfig& trainer, int64_t step, int64_t 
   return step == total_steps || (trainer.test_freq() > 0 && step % trainer.test_freq() == 0);
 }
 
-absl::Status CheckSingleTrainingRank(const WorkerGroup& group) {
-  if (group.world_size() == 1) return absl::OkStatus();
-  return absl::UnimplementedError(absl::StrCat(
-      "pool ", group.pool(), " has ", group.world_size(),
-      " actor workers; training over several needs the data-parallel gradient all-reduce, which "
-      "this build does not have yet: use one device per pool (trainer.n_gpus_per_node=1)"));
-}
-
 absl::Status InitRoles(WorkerGroup& group, int64_t total_training_steps) {
   Batch init;
   init.SetMeta("total_training_steps", absl::StrCat(total_training_steps));

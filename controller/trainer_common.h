@@ -23,11 +23,6 @@ int64_t TotalTrainingSteps(const config::TrainerConfig& trainer, int64_t steps_p
 // Validation runs after `step` when trainer.test_freq divides it or it is the last step.
 bool ValidatesAfter(const config::TrainerConfig& trainer, int64_t step, int64_t total_steps);
 
-// Unimplemented while `group` has more than one worker: the actors' gradients are not
-// all-reduced yet (the data-parallel Communicator), so each rank would train its own
-// diverging copy — refused rather than silently wrong.
-absl::Status CheckSingleTrainingRank(const WorkerGroup& group);
-
 // worker.init_roles on every worker of `group`, with the LR schedules' horizon.
 absl::Status InitRoles(WorkerGroup& group, int64_t total_training_steps);
 

@@ -7,7 +7,7 @@ packages=(
   g++ cmake ninja-build ccache pkg-config
   libtorch-dev
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
-  libyaml-cpp-dev nlohmann-json3-dev
+  libyaml-cpp-dev nlohmann-json3-dev libgloo-dev
   libgtest-dev libgmock-dev
 )
 

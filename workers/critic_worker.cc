@@ -59,6 +59,7 @@ absl::StatusOr<std::unique_ptr<CriticWorker>> CriticWorker::Create(const CriticW
   }
   ValueCriticOptions options = CriticOptionsFrom(recipe.critic(), setup.total_training_steps);
   ASSIGN_OR_RETURN(options.plan.mini_batch_rows, MiniBatchRowsPerRank(recipe, setup.world));
+  options.plan.data_parallel = setup.data_parallel;
   models::LoadOptions load;
   load.device = setup.device;
   load.dtype = DtypeOf(model.dtype());

@@ -35,6 +35,7 @@
 #include "models/value_model.h"
 #include "proto/recipe.pb.h"
 #include "workers/checkpoint_io.h"
+#include "workers/communicator.h"
 #include "workers/method_registry.h"
 #include "workers/value_critic.h"
 
@@ -45,6 +46,8 @@ struct CriticWorkerSetup {
   c10::Device device = c10::Device(c10::kCPU);
   int rank = 0;
   int world = 1;
+  // With world > 1: the pool's data-parallel group. Not owned; outlives the worker.
+  Communicator* data_parallel = nullptr;
   // The LR schedule's horizon when critic.optim.total_training_steps is -1.
   int64_t total_training_steps = 0;
 };

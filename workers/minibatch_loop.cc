@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "absl/strings/str_cat.h"
+#include "workers/gradient_sync.h"
 
 namespace rollout::workers {
 
@@ -35,6 +36,12 @@ absl::StatusOr<MiniBatchResult> RunMiniBatches(int64_t rows, const MiniBatchPlan
       for (int64_t offset = 0; offset < mini; offset += plan.micro_batch_rows) {
         const int64_t length = std::min(plan.micro_batch_rows, mini - offset);
         if (absl::Status s = step(start + offset, length, static_cast<double>(length) / mini); !s.ok()) {
+          optimizer.ZeroGrad();
+          return s;
+        }
+      }
+      if (plan.data_parallel != nullptr) {
+        if (absl::Status s = AverageGradients(*plan.data_parallel, trainable); !s.ok()) {
           optimizer.ZeroGrad();
           return s;
         }

@@ -1,7 +1,7 @@
 // The optimisation loop verl's actor and critic share: ppo_epochs passes over a batch in
-// mini-batches, each a sum of micro-batch gradients (gradient accumulation), clipped,
-// then one optimizer step — skipped when the gradient norm is not finite, as verl does,
-// so one bad batch cannot poison the weights.
+// mini-batches, each a sum of micro-batch gradients (gradient accumulation), averaged
+// over the data-parallel ranks, clipped, then one optimizer step — skipped when the
+// gradient norm is not finite, as verl does, so one bad batch cannot poison the weights.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -14,6 +14,7 @@
 
 #include "absl/status/statusor.h"
 #include "workers/adamw.h"
+#include "workers/communicator.h"
 
 namespace rollout::workers {
 
@@ -22,6 +23,9 @@ struct MiniBatchPlan {
   int64_t micro_batch_rows = 8;
   int64_t epochs = 1;
   double grad_clip = 1.0;
+  // The data-parallel group whose ranks each run this loop on their share of the rows
+  // (mini_batch_rows and the rows are per rank); null on one rank. Not owned.
+  Communicator* data_parallel = nullptr;
 };
 
 // InvalidArgument unless every count is >= 1 and grad_clip > 0; `what` names the role

@@ -103,6 +103,7 @@ absl::Status PolicyWorker::CreateActor() {
   options.plan.micro_batch_rows = actor.ppo_micro_batch_size_per_gpu();
   options.plan.epochs = actor.ppo_epochs();
   options.plan.grad_clip = actor.grad_clip();
+  options.plan.data_parallel = setup_.data_parallel;
   options.temperature = setup_.recipe.rollout().temperature() > 0 ? setup_.recipe.rollout().temperature() : 1.0;
   options.policy_loss.loss_mode = actor.policy_loss().loss_mode();
   options.policy_loss.clip_ratio = actor.clip_ratio();
@@ -141,6 +142,7 @@ absl::Status PolicyWorker::CreateSftLearner(int64_t batch, const config::OptimCo
   options.plan.mini_batch_rows = batch / setup_.world;  // one optimizer step per batch
   options.plan.micro_batch_rows = actor.ppo_micro_batch_size_per_gpu();
   options.plan.grad_clip = actor.grad_clip();
+  options.plan.data_parallel = setup_.data_parallel;
   options.adamw = AdamWFrom(optim);
   options.lr_schedule = ScheduleFrom(optim, total_training_steps);
   ASSIGN_OR_RETURN(sft_, SftLearner::Create(model_.get(), Trainable(), options));
@@ -159,6 +161,7 @@ absl::Status PolicyWorker::CreateDpoLearner() {
   options.plan.mini_batch_rows = batch / setup_.world;  // one optimizer step per batch of pairs
   options.plan.micro_batch_rows = actor.ppo_micro_batch_size_per_gpu();
   options.plan.grad_clip = actor.grad_clip();
+  options.plan.data_parallel = setup_.data_parallel;
   options.loss.set_beta(dpo.beta()).set_loss_type(dpo.loss_type()).set_label_smoothing(dpo.label_smoothing());
   options.adamw = AdamWFrom(actor.optim());
   options.lr_schedule = ScheduleFrom(actor.optim(), setup_.total_training_steps);

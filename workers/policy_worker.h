@@ -50,6 +50,7 @@
 #include "models/tokenizer.h"
 #include "proto/recipe.pb.h"
 #include "workers/checkpoint_io.h"
+#include "workers/communicator.h"
 #include "workers/dpo_learner.h"
 #include "workers/method_registry.h"
 #include "workers/policy_actor.h"
@@ -64,6 +65,9 @@ struct PolicyWorkerSetup {
   c10::Device device = c10::Device(c10::kCPU);
   int rank = 0;
   int world = 1;
+  // With world > 1: the pool's data-parallel group, which averages the learners'
+  // gradients. Not owned; outlives the worker.
+  Communicator* data_parallel = nullptr;
   // The LR schedule's horizon when actor.optim.total_training_steps is -1 (the
   // controller knows it from the data).
   int64_t total_training_steps = 0;

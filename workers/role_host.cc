@@ -17,9 +17,8 @@ constexpr absl::Duration kRecipeWait = absl::Seconds(30);
 
 }  // namespace
 
-RoleHost::RoleHost(std::vector<std::string> roles, c10::Device device, int rank, int world,
-                   MethodRegistry* registry)
-    : roles_(std::move(roles)), device_(device), rank_(rank), world_(world), registry_(registry) {}
+RoleHost::RoleHost(RoleHostOptions options, MethodRegistry* registry)
+    : options_(std::move(options)), registry_(registry) {}
 
 RoleHost::~RoleHost() = default;
 
@@ -47,19 +46,37 @@ absl::StatusOr<Batch> RoleHost::InitRoles(const Batch& input) {
   // LibTorch seeds its default generators (LoRA dropout draws from them) at random per
   // process; from the recipe instead, runs repeat, and checkpoints continue the stream.
   at::manual_seed(static_cast<uint64_t>(recipe_.trainer().seed()));
+  RETURN_IF_ERROR(JoinDataParallelGroup());
   RETURN_IF_ERROR(InitPolicy(total_training_steps));
   RETURN_IF_ERROR(InitCritic(total_training_steps));
   return Batch();
 }
 
+absl::Status RoleHost::JoinDataParallelGroup() {
+  if (options_.world == 1) return absl::OkStatus();
+  if (options_.rendezvous == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("worker.init_roles: pool ", options_.pool, " has ",
+                                                      options_.world, " workers but no rendezvous to meet at"));
+  }
+  CommunicatorOptions communicator;
+  communicator.group = options_.pool;
+  communicator.rank = options_.rank;
+  communicator.world_size = options_.world;
+  communicator.device = options_.device;
+  communicator.hostname = options_.collective_address;
+  ASSIGN_OR_RETURN(data_parallel_, CreateCommunicator(communicator, options_.rendezvous));
+  return absl::OkStatus();
+}
+
 absl::Status RoleHost::InitPolicy(int64_t total_training_steps) {
   PolicyWorkerSetup setup;
   setup.recipe = recipe_;
-  setup.device = device_;
-  setup.rank = rank_;
-  setup.world = world_;
+  setup.device = options_.device;
+  setup.rank = options_.rank;
+  setup.world = options_.world;
+  setup.data_parallel = data_parallel_.get();
   setup.total_training_steps = total_training_steps;
-  for (const std::string& role : roles_) {
+  for (const std::string& role : options_.roles) {
     if (role == "actor" || role == "rollout" || role == "ref") setup.roles.push_back(role);
   }
   if (setup.roles.empty()) return absl::OkStatus();
@@ -74,12 +91,14 @@ absl::Status RoleHost::InitPolicy(int64_t total_training_steps) {
 }
 
 absl::Status RoleHost::InitCritic(int64_t total_training_steps) {
-  if (std::find(roles_.begin(), roles_.end(), "critic") == roles_.end()) return absl::OkStatus();
+  const std::vector<std::string>& roles = options_.roles;
+  if (std::find(roles.begin(), roles.end(), "critic") == roles.end()) return absl::OkStatus();
   CriticWorkerSetup setup;
   setup.recipe = recipe_;
-  setup.device = device_;
-  setup.rank = rank_;
-  setup.world = world_;
+  setup.device = options_.device;
+  setup.rank = options_.rank;
+  setup.world = options_.world;
+  setup.data_parallel = data_parallel_.get();
   setup.total_training_steps = total_training_steps;
   absl::StatusOr<std::unique_ptr<CriticWorker>> critic = CriticWorker::Create(setup);
   if (!critic.ok()) {

@@ -8,7 +8,10 @@
 //                       policy_worker.h; critic: critic_worker.h) and registers
 //                       their methods (with the policy, also
 //                       diag.policy_parameter_checksums: diagnostic_methods.h),
-//                       after seeding LibTorch's default generators with trainer.seed
+//                       after seeding LibTorch's default generators with trainer.seed;
+//                       in a pool of several workers it first joins the pool's
+//                       data-parallel group (communicator.h), which every worker of
+//                       the pool does in the same call
 //
 // Thread-safe: SetRecipe may race with the first worker.init_roles call, which waits
 // for it.
@@ -24,17 +27,30 @@
 #include "absl/synchronization/notification.h"
 #include "common/batch.h"
 #include "proto/recipe.pb.h"
+#include "workers/communicator.h"
 #include "workers/critic_worker.h"
 #include "workers/method_registry.h"
 #include "workers/policy_worker.h"
+#include "workers/rendezvous_client.h"
 
 namespace rollout::workers {
+
+struct RoleHostOptions {
+  std::vector<std::string> roles;
+  c10::Device device = c10::Device(c10::kCPU);
+  std::string pool;  // names the data-parallel group
+  int rank = 0;
+  int world = 1;
+  // With world > 1: where the pool's workers meet (not owned, outlives the host), and
+  // the address this worker accepts its peers' Gloo connections on.
+  RendezvousClient* rendezvous = nullptr;
+  std::string collective_address = "127.0.0.1";
+};
 
 class RoleHost {
  public:
   // `registry` must outlive the host.
-  RoleHost(std::vector<std::string> roles, c10::Device device, int rank, int world,
-           MethodRegistry* registry);
+  RoleHost(RoleHostOptions options, MethodRegistry* registry);
   ~RoleHost();
 
   // Registers worker.init_roles.
@@ -48,14 +64,15 @@ class RoleHost {
   absl::Status InitPolicy(int64_t total_training_steps);
   absl::Status InitCritic(int64_t total_training_steps);
 
-  const std::vector<std::string> roles_;
-  const c10::Device device_;
-  const int rank_;
-  const int world_;
+  // Joins the pool's data-parallel group when it has several workers.
+  absl::Status JoinDataParallelGroup();
+
+  const RoleHostOptions options_;
   MethodRegistry* const registry_;
   config::Recipe recipe_;
   absl::Notification recipe_set_;
   bool initialised_ = false;
+  std::unique_ptr<Communicator> data_parallel_;  // null on a pool of one
   std::unique_ptr<PolicyWorker> policy_;
   std::unique_ptr<CriticWorker> critic_;
 };

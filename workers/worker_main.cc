@@ -18,6 +18,7 @@
 #include "common/recipe_loader.h"
 #include "common/run_token.h"
 #include "workers/controller_link.h"
+#include "workers/controller_rendezvous.h"
 #include "common/device.h"
 #include "workers/diagnostic_methods.h"
 #include "workers/method_registry.h"
@@ -70,6 +71,15 @@ FlagSet MakeFlags(WorkerFlags* f) {
 int Fail(int code, const std::string& message) {
   ROLLOUT_LOG(ERROR) << message;
   return code;
+}
+
+// The address peers reach this worker's collectives at: its server's bind address, or
+// the host name when it binds to every interface.
+std::string CollectiveAddress(const std::string& bind) {
+  if (bind != "0.0.0.0") return bind;
+  char hostname[256] = {0};
+  gethostname(hostname, sizeof(hostname) - 1);
+  return hostname;
 }
 
 WorkerIdentity IdentityFrom(const WorkerFlags& f) {
@@ -159,7 +169,16 @@ int RunWorker(const std::vector<std::string>& args) {
   if (absl::Status s = RegisterDiagnosticMethods(identity, *device, &registry); !s.ok()) {
     return Fail(kExitBadSetup, std::string(s.message()));
   }
-  RoleHost roles(identity.roles, *device, identity.rank, identity.world, &registry);
+  ControllerRendezvous rendezvous(f.controller, token);
+  RoleHostOptions role_options;
+  role_options.roles = identity.roles;
+  role_options.device = *device;
+  role_options.pool = identity.pool;
+  role_options.rank = identity.rank;
+  role_options.world = identity.world;
+  role_options.rendezvous = &rendezvous;
+  role_options.collective_address = CollectiveAddress(f.bind);
+  RoleHost roles(std::move(role_options), &registry);
   if (absl::Status s = roles.RegisterInitMethod(); !s.ok()) {
     return Fail(kExitBadSetup, std::string(s.message()));
   }

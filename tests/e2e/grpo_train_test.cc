@@ -99,18 +99,5 @@ TEST(GrpoTrain, RewardCrashesHangsAndRunawayAllocationsAreCountedAndTrainingGoes
   }
 }
 
-TEST(GrpoTrain, SeveralActorWorkersAreRefusedUntilGradientsAreAllReduced) {
-  testing::TempDir dir("grpo_e2e_dp");
-  ASSERT_EQ(RolloutIn(dir.path(), {"gen-data", "arithmetic", "--out", "data", "--train", "16", "--val", "4"}).exit_code, 0);
-  const std::string source = ROLLOUT_SOURCE_DIR;
-  const testing::CommandResult train = RolloutIn(
-      dir.path(), {"train", source + "/recipes/grpo_arith.yaml", "data.train_files=[data/train.jsonl]",
-                   "data.val_files=[data/val.jsonl]", "actor.model.path=" + source + "/tests/data/tiny-qwen2",
-                   "trainer.device=cpu", "trainer.n_gpus_per_node=2", "data.train_batch_size=4",
-                   "actor.ppo_mini_batch_size=2", "rollout.n=2"});
-  EXPECT_NE(train.exit_code, 0);
-  EXPECT_THAT(train.output, HasSubstr("has 2 actor workers; training over several needs the data-parallel"));
-}
-
 }  // namespace
 }  // namespace rollout

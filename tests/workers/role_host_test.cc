@@ -28,7 +28,9 @@ config::Recipe TinyRecipe() {
 // The registry's method names after worker.init_roles on a host of `roles`.
 std::vector<std::string> MethodsAfterInit(const std::vector<std::string>& roles) {
   MethodRegistry registry;
-  RoleHost host(roles, c10::Device(c10::kCPU), /*rank=*/0, /*world=*/1, &registry);
+  RoleHostOptions options;
+  options.roles = roles;
+  RoleHost host(options, &registry);
   EXPECT_TRUE(host.RegisterInitMethod().ok());
   host.SetRecipe(TinyRecipe());
   Batch init;
@@ -54,7 +56,9 @@ TEST(RoleHost, HostsTheCriticBesideThePolicyRoles) {
 
 TEST(RoleHost, ABadStepCountIsAClearError) {
   MethodRegistry registry;
-  RoleHost host({"critic"}, c10::Device(c10::kCPU), 0, 1, &registry);
+  RoleHostOptions options;
+  options.roles = {"critic"};
+  RoleHost host(options, &registry);
   ASSERT_TRUE(host.RegisterInitMethod().ok());
   host.SetRecipe(TinyRecipe());
   Batch init;

@@ -1,0 +1,15 @@
+// The Communicator (communicator.h) of CPU pools: Gloo's ring all-reduce over TCP,
+// connected through the run's rendezvous store.
+#pragma once
+
+#include <memory>
+
+#include "absl/status/statusor.h"
+#include "workers/communicator.h"
+
+namespace rollout::workers {
+
+absl::StatusOr<std::unique_ptr<Communicator>> CreateGlooCommunicator(const CommunicatorOptions& options,
+                                                                     RendezvousClient* rendezvous);
+
+}  // namespace rollout::workers
