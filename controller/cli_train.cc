@@ -76,14 +76,6 @@ absl::Status RunSftWarmStart(const config::Recipe& recipe, WorkerGroup* policy) 
 // the recipe's reward and loggers.
 absl::Status Train(const config::Recipe& recipe, const std::string& self, ControllerRuntime& runtime) {
   ASSIGN_OR_RETURN(WorkerGroup* policy, runtime.GroupForRole("actor"));
-  for (const char* role : {"rollout", "ref"}) {
-    absl::StatusOr<WorkerGroup*> group = runtime.GroupForRole(role);
-    if (group.ok() && *group != policy) {
-      return absl::UnimplementedError(absl::StrCat(
-          "placement: ", role, " runs in pool '", (*group)->pool(), "' and actor in '", policy->pool(),
-          "'; this build trains with actor, rollout and ref colocated in one pool"));
-    }
-  }
   MetricsLoggerOptions logger_options = ConsoleLoggerOptions(recipe.trainer());
   const std::string& mode = recipe.trainer().mode();
   if (mode == "sft" || mode == "dpo") {
@@ -98,6 +90,8 @@ absl::Status Train(const config::Recipe& recipe, const std::string& self, Contro
   PpoTrainerSetup setup;
   setup.recipe = recipe;
   setup.policy = policy;
+  ASSIGN_OR_RETURN(setup.rollout, runtime.GroupForRole("rollout"));
+  ASSIGN_OR_RETURN(setup.ref, runtime.GroupForRole("ref"));
   setup.reward = reward.get();
   if (absl::StatusOr<WorkerGroup*> critic = runtime.GroupForRole("critic"); critic.ok()) setup.critic = *critic;
   ASSIGN_OR_RETURN(std::unique_ptr<PpoTrainer> trainer, PpoTrainer::Create(setup));

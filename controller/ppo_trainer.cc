@@ -84,8 +84,12 @@ absl::StatusOr<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(const PpoTrainerS
   if (setup.policy == nullptr || setup.reward == nullptr) {
     return absl::InvalidArgumentError("PpoTrainer needs a policy worker group and a reward runner");
   }
-  RETURN_IF_ERROR(CheckWorkers(setup));
-  std::unique_ptr<PpoTrainer> trainer(new PpoTrainer(setup));
+  PpoTrainerSetup groups = setup;
+  if (groups.rollout == nullptr) groups.rollout = groups.policy;
+  if (groups.ref == nullptr) groups.ref = groups.policy;
+  RETURN_IF_ERROR(CheckWorkers(groups));
+  std::unique_ptr<PpoTrainer> trainer(new PpoTrainer(groups));
+  trainer->rollout_weights_stale_ = groups.rollout != groups.policy;
   const DatasetOptions options = DatasetOptionsFrom(recipe.data());
   ASSIGN_OR_RETURN(trainer->train_, LoadPromptDataset(Files(recipe.data().train_files()), options));
   if (trainer->train_.skipped_rows > 0) {
@@ -111,13 +115,14 @@ absl::StatusOr<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(const PpoTrainerS
                                                       .set_horizon(kl.horizon())
                                                       .set_target_kl(kl.target_kl())));
   }
-  RETURN_IF_ERROR(InitRoles(*setup.policy, trainer->total_steps_));
-  // A colocated critic was initialised with the policy roles of its process.
-  if (setup.critic != nullptr && setup.critic != setup.policy) {
-    RETURN_IF_ERROR(InitRoles(*setup.critic, trainer->total_steps_));
+  // Each pool once: colocated roles are initialised together in their processes.
+  std::vector<WorkerGroup*> pools;
+  for (WorkerGroup* group : {groups.policy, groups.rollout, groups.ref, groups.critic}) {
+    if (group != nullptr && std::find(pools.begin(), pools.end(), group) == pools.end()) pools.push_back(group);
   }
-  std::vector<CheckpointedRole> roles = {{"actor", setup.policy}};
-  if (setup.critic != nullptr) roles.push_back({"critic", setup.critic});
+  for (WorkerGroup* pool : pools) RETURN_IF_ERROR(InitRoles(*pool, trainer->total_steps_));
+  std::vector<CheckpointedRole> roles = {{"actor", groups.policy}};
+  if (groups.critic != nullptr) roles.push_back({"critic", groups.critic});
   ASSIGN_OR_RETURN(trainer->checkpoints_, TrainerCheckpoints::Create(recipe, std::move(roles)));
   RETURN_IF_ERROR(trainer->Resume());
   return trainer;
@@ -208,7 +213,7 @@ absl::StatusOr<Batch> PpoTrainer::GenerateAndScore(const std::vector<const Promp
   Batch batch;
   RETURN_IF_ERROR(Timed("gen", metrics, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(const Batch rows, PromptRows(examples, n, uids, seed_base));
-    ASSIGN_OR_RETURN(batch, setup_.policy->CallDpSplit("rollout.generate_sequences", rows));
+    ASSIGN_OR_RETURN(batch, setup_.rollout->CallDpSplit("rollout.generate_sequences", rows));
     ASSIGN_OR_RETURN(const Batch uid, rows.Select({"uid"}));
     return batch.Union(uid);
   }));
@@ -232,7 +237,7 @@ absl::Status PpoTrainer::PrepareUpdates(Batch* batch, std::map<std::string, doub
     return absl::OkStatus();
   }));
   if (recipe.actor().use_kl_loss() || recipe.algorithm().use_kl_in_reward()) {
-    RETURN_IF_ERROR(Timed("ref", metrics, [&] { return ComputeRefLogProbs(policy, batch); }));
+    RETURN_IF_ERROR(Timed("ref", metrics, [&] { return ComputeRefLogProbs(*setup_.ref, batch); }));
   }
   if (setup_.critic != nullptr) {
     RETURN_IF_ERROR(Timed("values", metrics, [&] { return ComputeValues(*setup_.critic, batch); }));
@@ -265,8 +270,16 @@ absl::Status PpoTrainer::UpdateModels(const Batch& batch, std::map<std::string, 
     ASSIGN_OR_RETURN(const auto actor_metrics,
                      UpdateActor(*setup_.policy, batch, setup_.recipe.actor().use_kl_loss()));
     metrics->insert(actor_metrics.begin(), actor_metrics.end());
+    rollout_weights_stale_ = setup_.rollout != setup_.policy;
     return absl::OkStatus();
   });
+}
+
+absl::Status PpoTrainer::SyncRolloutWeights(std::map<std::string, double>* metrics) {
+  if (!rollout_weights_stale_) return absl::OkStatus();
+  RETURN_IF_ERROR(Timed("update_weights", metrics, [&] { return SendWeights(*setup_.policy, *setup_.rollout); }));
+  rollout_weights_stale_ = false;
+  return absl::OkStatus();
 }
 
 absl::Status PpoTrainer::Step(MetricsLogger& logger) {
@@ -280,6 +293,7 @@ absl::Status PpoTrainer::Step(MetricsLogger& logger) {
     uids.push_back(absl::StrCat("step", global_step_ + 1, "-", examples.size() - 1));
   }
   const auto step_start = std::chrono::steady_clock::now();
+  RETURN_IF_ERROR(SyncRolloutWeights(&metrics));
   ASSIGN_OR_RETURN(Batch batch, GenerateAndScore(examples, uids, &metrics));
   RETURN_IF_ERROR(PrepareUpdates(&batch, &metrics));
   RETURN_IF_ERROR(UpdateModels(batch, &metrics));
@@ -332,6 +346,8 @@ absl::Status PpoTrainer::Fit(MetricsLogger& logger) {
 absl::StatusOr<std::map<std::string, double>> PpoTrainer::Validate() {
   const config::Recipe& recipe = setup_.recipe;
   const int n = std::max(1, recipe.rollout().val_kwargs().n());
+  std::map<std::string, double> metrics;
+  RETURN_IF_ERROR(SyncRolloutWeights(&metrics));
   ASSIGN_OR_RETURN(const auto batches, ValidationBatches(static_cast<int64_t>(val_.examples.size()),
                                                           recipe.data().val_batch_size()));
   // Per data_source, per prompt: its samples' scores, accuracies and response texts.
@@ -352,7 +368,7 @@ absl::StatusOr<std::map<std::string, double>> PpoTrainer::Validate() {
     // The same seeds every time, so validations compare the policy, not the dice.
     ASSIGN_OR_RETURN(Batch rows, PromptRows(examples, n, uids, int64_t{recipe.rollout().seed()} * kSeedStride + indices.front()));
     rows.SetMeta("validate", "1");
-    ASSIGN_OR_RETURN(const Batch generated, setup_.policy->CallDpSplit("rollout.generate_sequences", rows));
+    ASSIGN_OR_RETURN(const Batch generated, setup_.rollout->CallDpSplit("rollout.generate_sequences", rows));
     ASSIGN_OR_RETURN(const std::vector<rewards::ScoredSample> scored, Score(generated, examples, n, &failures));
     ASSIGN_OR_RETURN(const std::vector<std::string> texts, generated.Strings("response_text"));
     for (size_t i = 0; i < examples.size(); ++i) {
@@ -367,7 +383,6 @@ absl::StatusOr<std::map<std::string, double>> PpoTrainer::Validate() {
       by_source[examples[i]->data_source.empty() ? "unknown" : examples[i]->data_source].push_back(std::move(samples));
     }
   }
-  std::map<std::string, double> metrics;
   for (const auto& [source, prompts] : by_source) {
     const bool has_acc = !prompts.empty() && prompts.front().accs.size() == static_cast<size_t>(n);
     // verl: the core variable is acc when the reward reports it, else the reward.

@@ -41,7 +41,12 @@ namespace rollout::controller {
 
 struct PpoTrainerSetup {
   config::Recipe recipe;
-  WorkerGroup* policy = nullptr;             // hosts actor, rollout and ref
+  WorkerGroup* policy = nullptr;             // hosts the actor
+  // Host the rollout and the reference policy: the policy group when colocated (null
+  // means that too), else another pool's. A separate rollout gets the actor's weights
+  // (rollout.update_weights) before it generates with weights it has not seen.
+  WorkerGroup* rollout = nullptr;
+  WorkerGroup* ref = nullptr;
   WorkerGroup* critic = nullptr;             // hosts the critic; required by gae only
   rewards::RewardRunner* reward = nullptr;   // scores responses
 };
@@ -74,6 +79,9 @@ class PpoTrainer {
   // Loads the checkpoint trainer.resume_mode names, if any, and continues after it.
   absl::Status Resume();
   absl::Status Step(MetricsLogger& logger);
+  // Sends the actor's weights to a rollout in another pool when it has not got the
+  // current ones (timing_s/update_weights).
+  absl::Status SyncRolloutWeights(std::map<std::string, double>* metrics);
   // The step's phases: gen and reward (the rollout batch with token_level_scores);
   // old_log_prob, ref, values and adv (the columns the updates take); update_critic and
   // update_actor. Each adds its timing_s/<phase> and metrics.
@@ -105,6 +113,9 @@ class PpoTrainer {
   int64_t total_steps_ = 0;
   int64_t global_step_ = 0;
   bool resumed_ = false;
+  // Whether a separate rollout's weights may differ from the actor's: at the start (a
+  // warm start or a checkpoint may have changed the actor) and after each update.
+  bool rollout_weights_stale_ = false;
 };
 
 }  // namespace rollout::controller

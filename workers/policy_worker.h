@@ -32,6 +32,12 @@
 //                               only: the other ranks hold the same state)
 //   actor.load_checkpoint       meta dir -> empty; every rank restores
 //                               actor.checkpoint.load_contents
+// Weight sync when the rollout runs in another pool than the actor (verl's
+// update_weights; policy_worker_weights.cc): the trained tensors — every parameter, or
+// with LoRA the adapters alone — as one row, each [1, numel] under its HF / PEFT name:
+//   actor.get_weights           -> the actor's trained tensors
+//   rollout.update_weights      the same columns -> empty; copies them into the
+//                               rollout's model (a process without the actor role)
 // A role this process does not host has no methods.
 #pragma once
 
@@ -94,6 +100,9 @@ class PolicyWorker {
   absl::StatusOr<Batch> DpoEval(const Batch& input) const;
   absl::StatusOr<Batch> SaveCheckpoint(const Batch& input);
   absl::StatusOr<Batch> LoadCheckpoint(const Batch& input);
+  absl::StatusOr<Batch> GetWeights();
+  // InvalidArgument naming the tensor for a missing, extra or misshapen column.
+  absl::StatusOr<Batch> UpdateWeights(const Batch& input);
 
   models::CausalLM& model() { return *model_; }
 

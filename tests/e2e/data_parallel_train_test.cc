@@ -9,10 +9,14 @@
 // weights would not tell a rank that trained on its half alone from a correct one; the
 // test compares the updates instead (weights minus the initial ones), whose relative
 // difference is ~1 when the ranks' gradients are not averaged.
+//
+// ROLLOUT_E2E_DEVICE=cuda runs the same on two GPUs (NCCL); ctest's data_parallel_cuda
+// does so in CUDA builds.
 #include <ATen/ATen.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -37,6 +41,11 @@ using ::testing::HasSubstr;
 const std::string kSource = ROLLOUT_SOURCE_DIR;
 const std::string kFixture = kSource + "/tests/data/tiny-qwen2";
 
+std::string Device() {
+  const char* device = std::getenv("ROLLOUT_E2E_DEVICE");
+  return device != nullptr ? device : "cpu";
+}
+
 // GRPO on the tiny fixture: 4 prompts x 2 samples a step in one mini-batch, losses
 // averaged per sequence (seq-mean-token-mean: a mean of the ranks' means is the
 // batch's), checkpoints every 2 steps under ckpt/<name>.
@@ -44,7 +53,7 @@ std::vector<std::string> GrpoArgs(const std::string& name, int workers, int step
                                   const std::vector<std::string>& keys = {}) {
   std::vector<std::string> args = {
       "train", kSource + "/recipes/grpo_arith.yaml", "data.train_files=[data/letters.jsonl]", "data.val_files=[]",
-      "actor.model.path=" + kFixture, "trainer.device=cpu", absl::StrCat("trainer.n_gpus_per_node=", workers),
+      "actor.model.path=" + kFixture, "trainer.device=" + Device(), absl::StrCat("trainer.n_gpus_per_node=", workers),
       "trainer.logger=[console,jsonl]", "trainer.experiment_name=" + name, "trainer.default_local_dir=ckpt/" + name,
       absl::StrCat("trainer.total_training_steps=", steps), "trainer.save_freq=2", "data.train_batch_size=4",
       "actor.ppo_mini_batch_size=4", "actor.ppo_micro_batch_size_per_gpu=2", "actor.loss_agg_mode=seq-mean-token-mean",

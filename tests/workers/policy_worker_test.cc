@@ -124,8 +124,50 @@ TEST(PolicyWorker, MethodsFollowTheHostedRoles) {
   auto worker = PolicyWorker::Create(setup).value();
   MethodRegistry registry;
   ASSERT_TRUE(worker->RegisterMethods(&registry).ok());
-  EXPECT_THAT(registry.Names(), ::testing::ElementsAre("actor.compute_log_prob", "actor.load_checkpoint",
-                                                       "actor.save_checkpoint", "actor.update_actor"));
+  EXPECT_THAT(registry.Names(), ::testing::ElementsAre("actor.compute_log_prob", "actor.get_weights",
+                                                       "actor.load_checkpoint", "actor.save_checkpoint",
+                                                       "actor.update_actor"));
+  setup.roles = {"rollout", "ref"};
+  auto rollout = PolicyWorker::Create(setup).value();
+  MethodRegistry rollout_registry;
+  ASSERT_TRUE(rollout->RegisterMethods(&rollout_registry).ok());
+  EXPECT_THAT(rollout_registry.Names(), ::testing::ElementsAre("ref.compute_ref_log_prob", "rollout.generate_sequences",
+                                                               "rollout.update_weights"));
+}
+
+TEST(PolicyWorker, ARolloutOfItsOwnGeneratesWithTheWeightsItIsSent) {
+  auto actor = PolicyWorker::Create(TinySetup()).value();
+  PolicyWorkerSetup setup = TinySetup();
+  setup.roles = {"rollout", "ref"};
+  auto rollout = PolicyWorker::Create(setup).value();
+  ASSERT_TRUE(actor->UpdateActor(UpdateBatch(*actor, actor->GenerateSequences(Prompts()).value())).ok());
+  const at::Tensor trained = actor->GenerateSequences(Prompts()).value().Tensor("responses").value();
+  const at::Tensor stale = rollout->GenerateSequences(Prompts()).value().Tensor("responses").value();
+  ASSERT_FALSE(at::equal(trained, stale)) << "the update should change the samples";
+  ASSERT_TRUE(rollout->UpdateWeights(actor->GetWeights().value()).ok());
+  EXPECT_TRUE(at::equal(rollout->GenerateSequences(Prompts()).value().Tensor("responses").value(), trained));
+}
+
+TEST(PolicyWorker, WeightsThatDoNotFitTheRolloutAreClearErrors) {
+  auto actor = PolicyWorker::Create(TinySetup()).value();
+  PolicyWorkerSetup setup = TinySetup();
+  setup.roles = {"rollout"};
+  auto rollout = PolicyWorker::Create(setup).value();
+  const Batch weights = actor->GetWeights().value();
+  const std::string first = weights.tensors().begin()->first;
+
+  Batch missing;
+  for (const auto& [name, tensor] : weights.tensors()) {
+    if (name != first) ASSERT_TRUE(missing.AddTensor(name, tensor).ok());
+  }
+  EXPECT_THAT(rollout->UpdateWeights(missing).status().message(), HasSubstr("no tensor '" + first + "'"));
+  Batch extra = weights;
+  ASSERT_TRUE(extra.AddTensor("value_head.weight", at::zeros({1, 3})).ok());
+  EXPECT_THAT(rollout->UpdateWeights(extra).status().message(),
+              HasSubstr("'value_head.weight' is not a tensor the actor trains"));
+  Batch misshapen = weights;
+  ASSERT_TRUE(misshapen.AddTensor(first, at::zeros({1, 3})).ok());
+  EXPECT_THAT(rollout->UpdateWeights(misshapen).status().message(), HasSubstr("'" + first + "' has 3 elements"));
 }
 
 TEST(PolicyWorker, BadInputsAreClearErrors) {

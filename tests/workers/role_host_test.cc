@@ -48,7 +48,8 @@ TEST(RoleHost, HostsTheCriticAlone) {
 
 TEST(RoleHost, HostsTheCriticBesideThePolicyRoles) {
   EXPECT_THAT(MethodsAfterInit({"actor", "rollout", "ref", "critic"}),
-              ElementsAre("actor.compute_log_prob", "actor.load_checkpoint", "actor.save_checkpoint",
+              ElementsAre("actor.compute_log_prob", "actor.get_weights", "actor.load_checkpoint",
+                          "actor.save_checkpoint",
                           "actor.update_actor", "critic.compute_values", "critic.load_checkpoint",
                           "critic.save_checkpoint", "critic.update_critic", "diag.policy_parameter_checksums",
                           "ref.compute_ref_log_prob", "rollout.generate_sequences", "worker.init_roles"));
