@@ -1,5 +1,6 @@
 #include "workers/method_registry.h"
 
+#include <c10/core/DeviceGuard.h>
 #include <c10/util/Exception.h>
 
 #include <exception>
@@ -37,6 +38,8 @@ absl::StatusOr<Batch> MethodRegistry::Invoke(const std::string& name, const Batc
   }
   std::lock_guard<std::mutex> lock(invoke_mutex_);
   try {
+    c10::OptionalDeviceGuard device_guard;
+    if (device_.is_cuda()) device_guard.reset_device(device_);
     return method(input);
   } catch (const c10::Error& error) {
     return absl::InternalError(

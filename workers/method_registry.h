@@ -4,8 +4,10 @@
 // service looks them up per call.
 //
 // Invoke() runs one method at a time (a worker's device state is not safe for
-// concurrent use) and turns LibTorch exceptions into Internal errors naming the
-// method, so nothing thrown inside a method crosses the worker boundary.
+// concurrent use) with the worker's device current — the calling gRPC thread's CUDA
+// device would otherwise be GPU 0, and kernels launched on the current stream would run
+// there — and turns LibTorch exceptions into Internal errors naming the method, so
+// nothing thrown inside a method crosses the worker boundary.
 #pragma once
 
 #include <functional>
@@ -13,6 +15,8 @@
 #include <mutex>
 #include <string>
 #include <vector>
+
+#include <c10/core/Device.h>
 
 #include "absl/status/statusor.h"
 #include "common/batch.h"
@@ -23,6 +27,8 @@ using WorkerMethod = std::function<absl::StatusOr<Batch>(const Batch& input)>;
 
 class MethodRegistry {
  public:
+  explicit MethodRegistry(c10::Device device = c10::Device(c10::kCPU)) : device_(device) {}
+
   // AlreadyExists when the name is taken.
   absl::Status Register(const std::string& name, WorkerMethod method);
   // NotFound (listing the known names) for an unknown method.
@@ -33,6 +39,7 @@ class MethodRegistry {
   mutable std::mutex methods_mutex_;  // guards methods_; never held while a method runs
   std::map<std::string, WorkerMethod> methods_;
   std::mutex invoke_mutex_;
+  const c10::Device device_;
 };
 
 }  // namespace rollout::workers

@@ -165,7 +165,7 @@ int RunWorker(const std::vector<std::string>& args) {
   }
   absl::StatusOr<c10::Device> device = OpenDevice(f.device);
   if (!device.ok()) return Fail(kExitBadSetup, std::string(device.status().message()));
-  MethodRegistry registry;
+  MethodRegistry registry(*device);
   if (absl::Status s = RegisterDiagnosticMethods(identity, *device, &registry); !s.ok()) {
     return Fail(kExitBadSetup, std::string(s.message()));
   }

@@ -46,6 +46,11 @@ std::string Device() {
   return device != nullptr ? device : "cpu";
 }
 
+// The largest relative update difference between one and two workers: measured below
+// 1e-3 on the CPU and 0.010 / 0.0046 (steps 2 / 4) on two H200s, where GPU kernels round
+// differently; ~1 when the ranks' gradients are not averaged.
+double Tolerance() { return Device() == "cpu" ? 1e-3 : 5e-2; }
+
 // GRPO on the tiny fixture: 4 prompts x 2 samples a step in one mini-batch, losses
 // averaged per sequence (seq-mean-token-mean: a mean of the ranks' means is the
 // batch's), checkpoints every 2 steps under ckpt/<name>.
@@ -123,7 +128,7 @@ TEST(DataParallelTrain, TwoWorkersTrainLikeOneAndTheirCheckpointResumesOnOne) {
   }
   EXPECT_LT(RelativeUpdateDifference(dir.Path("ckpt/one/global_step_2/actor/model.safetensors"),
                                      dir.Path("ckpt/two/global_step_2/actor/model.safetensors")),
-            1e-3);
+            Tolerance());
 
   // The two workers' checkpoint continues on one worker.
   const CommandResult resumed = RolloutIn(dir.path(), GrpoArgs("two", 1, 4));
@@ -132,7 +137,7 @@ TEST(DataParallelTrain, TwoWorkersTrainLikeOneAndTheirCheckpointResumesOnOne) {
   EXPECT_THAT(resumed.output, HasSubstr("global_step_2"));
   EXPECT_LT(RelativeUpdateDifference(dir.Path("ckpt/one/global_step_4/actor/model.safetensors"),
                                      dir.Path("ckpt/two/global_step_4/actor/model.safetensors")),
-            1e-3);
+            Tolerance());
 }
 
 TEST(DataParallelTrain, ABatchThatDoesNotSplitOverTheWorkersIsAClearError) {

@@ -3,9 +3,11 @@
 // (rollout.update_weights, through the controller) and training gives the same results
 // as with every role colocated — on the CPU the same metrics and the same bytes of the
 // trained weights, full or LoRA (whose sync sends the adapters alone).
+// ROLLOUT_E2E_DEVICE=cuda runs the same on GPUs (by hand: not a ctest).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -29,9 +31,16 @@ using ::testing::HasSubstr;
 
 const std::string kSource = ROLLOUT_SOURCE_DIR;
 
-const std::vector<std::string> kSeparatePools = {
-    "resource_pools.train.device=cpu", "resource_pools.generate.device=cpu", "placement.actor=train",
-    "placement.rollout=generate", "placement.ref=generate"};
+// cpu, or what ROLLOUT_E2E_DEVICE names (cuda: one GPU per pool).
+std::string Device() {
+  const char* device = std::getenv("ROLLOUT_E2E_DEVICE");
+  return device != nullptr ? device : "cpu";
+}
+
+std::vector<std::string> SeparatePools() {
+  return {"resource_pools.train.device=" + Device(), "resource_pools.generate.device=" + Device(),
+          "placement.actor=train", "placement.rollout=generate", "placement.ref=generate"};
+}
 
 // GRPO with a KL loss against the reference, validation at steps 0, 2 and 3, and a
 // checkpoint at the end, under ckpt/<name>.
@@ -39,7 +48,7 @@ std::vector<std::string> GrpoArgs(const std::string& name, const std::vector<std
   std::vector<std::string> args = {
       "train", kSource + "/recipes/grpo_arith.yaml", "data.train_files=[data/letters.jsonl]",
       "data.val_files=[data/letters.jsonl]", "actor.model.path=" + kSource + "/tests/data/tiny-qwen2",
-      "trainer.device=cpu", "trainer.logger=[console,jsonl]", "trainer.experiment_name=" + name,
+      "trainer.device=" + Device(), "trainer.logger=[console,jsonl]", "trainer.experiment_name=" + name,
       "trainer.default_local_dir=ckpt/" + name, "trainer.total_training_steps=3", "trainer.test_freq=2",
       "trainer.save_freq=3", "data.train_batch_size=4", "actor.ppo_mini_batch_size=2",
       "actor.ppo_micro_batch_size_per_gpu=2", "actor.use_kl_loss=true", "actor.optim.lr=1e-3", "rollout.n=2",
@@ -66,7 +75,8 @@ void ExpectSameTraining(const std::vector<std::string>& keys, const std::string&
   const CommandResult colocated = RolloutIn(dir.path(), GrpoArgs("colocated", keys));
   ASSERT_EQ(colocated.exit_code, 0) << colocated.output;
   std::vector<std::string> separate_keys = keys;
-  separate_keys.insert(separate_keys.end(), kSeparatePools.begin(), kSeparatePools.end());
+  const std::vector<std::string> pools = SeparatePools();
+  separate_keys.insert(separate_keys.end(), pools.begin(), pools.end());
   const CommandResult separate = RolloutIn(dir.path(), GrpoArgs("separate", separate_keys));
   ASSERT_EQ(separate.exit_code, 0) << separate.output;
   EXPECT_THAT(separate.output, HasSubstr("placement: 2 worker process(es)"));
