@@ -146,9 +146,15 @@ absl::StatusOr<std::map<std::string, double>> OfflineTrainer::Validate() {
 absl::StatusOr<std::map<std::string, double>> OfflineTrainer::Step() {
   const auto start = std::chrono::steady_clock::now();
   const int64_t epoch = loader_->position().epoch;
+  std::map<std::string, double> metrics;
+  if (checkpoints_ != nullptr && checkpoints_->save_pending()) {
+    // The update changes what an asynchronous save is writing.
+    RETURN_IF_ERROR(checkpoints_->FinishSave());
+    metrics["timing_s/save_checkpoint_wait"] =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
   ASSIGN_OR_RETURN(const Batch rows, Rows(train_, loader_->Next()));
   ASSIGN_OR_RETURN(const std::vector<Batch> shards, policy_->CallDpShards(update_method_, rows));
-  std::map<std::string, double> metrics;
   for (const Batch& shard : shards) {
     ASSIGN_OR_RETURN(const auto shard_metrics, GetBatchMetrics(shard));
     for (const auto& [name, value] : shard_metrics) metrics[name] += value / static_cast<double>(shards.size());
@@ -189,7 +195,7 @@ absl::Status OfflineTrainer::Fit(MetricsLogger& logger) {
     }
     RETURN_IF_ERROR(logger.Log(step, *metrics));
   }
-  return absl::OkStatus();
+  return checkpoints_ != nullptr ? checkpoints_->FinishSave() : absl::OkStatus();
 }
 
 }  // namespace rollout::controller

@@ -258,6 +258,10 @@ absl::Status PpoTrainer::PrepareUpdates(Batch* batch, std::map<std::string, doub
 }
 
 absl::Status PpoTrainer::UpdateModels(const Batch& batch, std::map<std::string, double>* metrics) {
+  if (checkpoints_->save_pending()) {
+    // The updates change what an asynchronous save is writing.
+    RETURN_IF_ERROR(Timed("save_checkpoint_wait", metrics, [&] { return checkpoints_->FinishSave(); }));
+  }
   if (setup_.critic != nullptr) {
     RETURN_IF_ERROR(Timed("update_critic", metrics, [&]() -> absl::Status {
       ASSIGN_OR_RETURN(const auto critic_metrics, UpdateCritic(*setup_.critic, batch));
@@ -340,7 +344,7 @@ absl::Status PpoTrainer::Fit(MetricsLogger& logger) {
     const absl::Status status = Step(logger);
     if (!status.ok()) return absl::Status(status.code(), absl::StrCat("step ", step, ": ", status.message()));
   }
-  return absl::OkStatus();
+  return checkpoints_->FinishSave();
 }
 
 absl::StatusOr<std::map<std::string, double>> PpoTrainer::Validate() {

@@ -27,6 +27,7 @@ absl::StatusOr<std::unique_ptr<TrainerCheckpoints>> TrainerCheckpoints::Create(
   std::unique_ptr<TrainerCheckpoints> checkpoints(
       new TrainerCheckpoints(recipe.trainer(), mode, std::move(roles), fs));
   checkpoints->fingerprint_ = RecipeFingerprint(recipe);
+  checkpoints->async_save_ = recipe.actor().checkpoint().async_save();
   return checkpoints;
 }
 
@@ -38,11 +39,13 @@ TrainerCheckpoints::TrainerCheckpoints(const config::TrainerConfig& trainer, Res
       fs_(fs),
       store_(fs, trainer.default_local_dir(), RetentionFrom(trainer)) {}
 
-absl::Status TrainerCheckpoints::CallRoles(const std::string& method, const std::string& checkpoint_dir) {
+absl::Status TrainerCheckpoints::CallRoles(const std::string& method, const std::string& checkpoint_dir,
+                                           bool async) {
   for (const CheckpointedRole& role : roles_) {
     const std::string dir = JoinPath(checkpoint_dir, role.name);
     Batch input;
     input.SetMeta("dir", dir);
+    if (async) input.SetMeta("async", "1");
     RETURN_IF_ERROR(WithContext(role.group->CallAll(absl::StrCat(role.name, ".", method), input).status(),
                                 absl::StrCat(role.name, " (", dir, ")")));
   }
@@ -92,9 +95,23 @@ bool TrainerCheckpoints::SaveDue(int64_t step, int64_t total_steps) const {
 }
 
 absl::Status TrainerCheckpoints::Save(const TrainerState& state) {
+  RETURN_IF_ERROR(FinishSave());
   const std::string context = absl::StrCat("saving ", StepDirName(state.global_step));
   ASSIGN_OR_RETURN(const std::string staging, store_.BeginSave(state.global_step));
-  RETURN_IF_ERROR(WithContext(CallRoles("save_checkpoint", staging), context));
+  RETURN_IF_ERROR(WithContext(CallRoles("save_checkpoint", staging, async_save_), context));
+  if (async_save_) {
+    pending_ = state;
+    return absl::OkStatus();
+  }
+  return store_.CommitSave(state.global_step, state.ToJson());
+}
+
+absl::Status TrainerCheckpoints::FinishSave() {
+  if (!pending_.has_value()) return absl::OkStatus();
+  const TrainerState state = *std::move(pending_);
+  pending_.reset();
+  const std::string context = absl::StrCat("saving ", StepDirName(state.global_step), " asynchronously");
+  RETURN_IF_ERROR(WithContext(CallRoles("wait_checkpoint", store_.root()), context));
   return store_.CommitSave(state.global_step, state.ToJson());
 }
 

@@ -7,7 +7,10 @@
 // Recipe keys, verl's: trainer.save_freq, trainer.default_local_dir,
 // trainer.resume_mode (auto | disable | resume_path), trainer.resume_from_path,
 // trainer.max_actor_ckpt_to_keep, trainer.max_critic_ckpt_to_keep,
-// trainer.del_local_ckpt_after_load.
+// trainer.del_local_ckpt_after_load; actor.checkpoint.async_save (every role): Save
+// starts the workers' writes and returns, and FinishSave — before the next update, the
+// next save or the end — waits for them and commits the checkpoint, so a crash
+// meanwhile leaves the previous checkpoint as the last complete one.
 //
 // Not thread-safe; the trainer's thread drives it. The worker groups must outlive it.
 #pragma once
@@ -57,14 +60,19 @@ class TrainerCheckpoints {
 
   // Saves global_step_<state.global_step>: BeginSave, every role's workers write
   // <staging>/<role>, CommitSave with `state` as trainer_state.json (then retention).
-  // Errors name the step and role.
+  // With async_save the commit waits for FinishSave(). Errors name the step and role.
   absl::Status Save(const TrainerState& state);
+  // Waits for the workers' asynchronous writes (`<role>.wait_checkpoint`) and commits
+  // the pending checkpoint; OK when none is pending.
+  absl::Status FinishSave();
+  bool save_pending() const { return pending_.has_value(); }
 
  private:
   TrainerCheckpoints(const config::TrainerConfig& trainer, ResumeMode mode,
                      std::vector<CheckpointedRole> roles, FileSystem* fs);
-  // Every worker of every role runs `<role>.<method>` on `<checkpoint_dir>/<role>`.
-  absl::Status CallRoles(const std::string& method, const std::string& checkpoint_dir);
+  // Every worker of every role runs `<role>.<method>` on `<checkpoint_dir>/<role>`
+  // (with meta async "1" when `async`).
+  absl::Status CallRoles(const std::string& method, const std::string& checkpoint_dir, bool async = false);
 
   const config::TrainerConfig trainer_;
   const ResumeMode mode_;
@@ -72,6 +80,8 @@ class TrainerCheckpoints {
   FileSystem* const fs_;
   CheckpointStore store_;
   std::string fingerprint_;
+  bool async_save_ = false;
+  std::optional<TrainerState> pending_;  // saved asynchronously, not committed yet
 };
 
 }  // namespace rollout::controller

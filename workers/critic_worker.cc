@@ -102,6 +102,7 @@ absl::StatusOr<Batch> CriticWorker::ComputeValues(const Batch& input) const {
 }
 
 absl::StatusOr<Batch> CriticWorker::UpdateCritic(const Batch& input) {
+  RETURN_IF_ERROR(pending_save_.Wait());
   ASSIGN_OR_RETURN(const ValueBatch batch, ValueBatchFrom(input, /*for_update=*/true));
   ASSIGN_OR_RETURN(const auto metrics, critic_->Update(batch));
   Batch output;
@@ -135,10 +136,20 @@ absl::StatusOr<Batch> CriticWorker::SaveCheckpoint(const Batch& input) {
   ASSIGN_OR_RETURN(const CheckpointParts parts,
                    ParseCheckpointParts(setup_.recipe.critic().checkpoint().save_contents(),
                                         "critic.checkpoint.save_contents"));
+  RETURN_IF_ERROR(pending_save_.Wait());
   // Every rank holds the same state; one copy is written.
   if (setup_.rank != 0) return Batch();
+  if (input.Meta("async") == "1") {
+    RETURN_IF_ERROR(pending_save_.Start(CriticCheckpoint(), parts, dir));
+    return Batch();
+  }
   RETURN_IF_ERROR(WithContext(SaveRoleCheckpoint(CriticCheckpoint(), parts, dir),
                               absl::StrCat("critic.save_checkpoint to ", dir)));
+  return Batch();
+}
+
+absl::StatusOr<Batch> CriticWorker::WaitCheckpoint(const Batch& input) {
+  RETURN_IF_ERROR(WithContext(pending_save_.Wait(), "critic.wait_checkpoint"));
   return Batch();
 }
 
@@ -147,6 +158,7 @@ absl::StatusOr<Batch> CriticWorker::LoadCheckpoint(const Batch& input) {
   ASSIGN_OR_RETURN(const CheckpointParts parts,
                    ParseCheckpointParts(setup_.recipe.critic().checkpoint().load_contents(),
                                         "critic.checkpoint.load_contents"));
+  RETURN_IF_ERROR(pending_save_.Wait());
   RETURN_IF_ERROR(WithContext(LoadRoleCheckpoint(CriticCheckpoint(), parts, dir),
                               absl::StrCat("critic.load_checkpoint from ", dir)));
   return Batch();
@@ -158,6 +170,7 @@ absl::Status CriticWorker::RegisterMethods(MethodRegistry* registry) {
       {"critic.update_critic", [this](const Batch& in) { return UpdateCritic(in); }},
       {"critic.save_checkpoint", [this](const Batch& in) { return SaveCheckpoint(in); }},
       {"critic.load_checkpoint", [this](const Batch& in) { return LoadCheckpoint(in); }},
+      {"critic.wait_checkpoint", [this](const Batch& in) { return WaitCheckpoint(in); }},
   };
   for (const auto& [name, method] : methods) RETURN_IF_ERROR(registry->Register(name, method));
   return absl::OkStatus();

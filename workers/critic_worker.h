@@ -20,6 +20,8 @@
 //                          (workers/checkpoint_io.h; rank 0 only)
 //   critic.load_checkpoint meta dir -> empty; every rank restores
 //                          critic.checkpoint.load_contents
+//   critic.wait_checkpoint -> empty once an asynchronous save (save_checkpoint with
+//                          meta async "1", background_save.h) is written
 //
 // Thread-compatible (the MethodRegistry runs one method at a time).
 #pragma once
@@ -34,6 +36,7 @@
 #include "common/batch.h"
 #include "models/value_model.h"
 #include "proto/recipe.pb.h"
+#include "workers/background_save.h"
 #include "workers/checkpoint_io.h"
 #include "workers/communicator.h"
 #include "workers/method_registry.h"
@@ -66,6 +69,7 @@ class CriticWorker {
   absl::StatusOr<Batch> UpdateCritic(const Batch& input);
   absl::StatusOr<Batch> SaveCheckpoint(const Batch& input);
   absl::StatusOr<Batch> LoadCheckpoint(const Batch& input);
+  absl::StatusOr<Batch> WaitCheckpoint(const Batch& input);
 
   models::ValueModel& model() { return *model_; }
 
@@ -80,6 +84,8 @@ class CriticWorker {
   const CriticWorkerSetup setup_;
   std::unique_ptr<models::ValueModel> model_;
   std::unique_ptr<ValueCritic> critic_;
+  // Last: destroyed (waiting for a pending write) before what the write reads.
+  BackgroundSave pending_save_;
 };
 
 }  // namespace rollout::workers

@@ -193,6 +193,7 @@ absl::StatusOr<PreferenceBatch> PolicyWorker::PreferenceBatchFrom(const Batch& i
 }
 
 absl::StatusOr<Batch> PolicyWorker::DpoUpdate(const Batch& input) {
+  RETURN_IF_ERROR(pending_save_.Wait());
   ASSIGN_OR_RETURN(const PreferenceBatch pairs, PreferenceBatchFrom(input));
   ASSIGN_OR_RETURN(const auto metrics, dpo_->Update(pairs));
   Batch output;
@@ -220,6 +221,7 @@ absl::StatusOr<PolicyBatch> PolicyWorker::SftBatchFrom(const Batch& input) const
 }
 
 absl::StatusOr<Batch> PolicyWorker::SftUpdate(const Batch& input) {
+  RETURN_IF_ERROR(pending_save_.Wait());
   ASSIGN_OR_RETURN(const PolicyBatch batch, SftBatchFrom(input));
   ASSIGN_OR_RETURN(const auto metrics, sft_->Update(batch));
   WeightsChanged();
@@ -349,6 +351,7 @@ absl::StatusOr<Batch> PolicyWorker::ComputeRefLogProb(const Batch& input) const 
 }
 
 absl::StatusOr<Batch> PolicyWorker::UpdateActor(const Batch& input) {
+  RETURN_IF_ERROR(pending_save_.Wait());
   ASSIGN_OR_RETURN(const PolicyBatch batch,
                    PolicyBatchFromColumns(input, /*for_update=*/true, setup_.recipe.actor().use_kl_loss()));
   ASSIGN_OR_RETURN(const auto metrics, actor_->Update(MoveTo(batch, setup_.device)));
@@ -389,6 +392,8 @@ absl::Status PolicyWorker::RegisterMethods(MethodRegistry* registry) {
                                        [this](const Batch& in) { return SaveCheckpoint(in); }));
     RETURN_IF_ERROR(registry->Register("actor.load_checkpoint",
                                        [this](const Batch& in) { return LoadCheckpoint(in); }));
+    RETURN_IF_ERROR(registry->Register("actor.wait_checkpoint",
+                                       [this](const Batch& in) { return WaitCheckpoint(in); }));
   }
   if (Hosts("actor") && actor_ != nullptr) {
     RETURN_IF_ERROR(registry->Register("actor.get_weights", [this](const Batch&) { return GetWeights(); }));

@@ -32,6 +32,9 @@
 //                               only: the other ranks hold the same state)
 //   actor.load_checkpoint       meta dir -> empty; every rank restores
 //                               actor.checkpoint.load_contents
+//   With meta async "1", actor.save_checkpoint returns once the write has started
+//   (background_save.h); actor.wait_checkpoint -> empty once it is done (its error if
+//   it failed). Updates and loads wait for it first.
 // Weight sync when the rollout runs in another pool than the actor (verl's
 // update_weights; policy_worker_weights.cc): the trained tensors — every parameter, or
 // with LoRA the adapters alone — as one row, each [1, numel] under its HF / PEFT name:
@@ -55,6 +58,7 @@
 #include "models/lora.h"
 #include "models/tokenizer.h"
 #include "proto/recipe.pb.h"
+#include "workers/background_save.h"
 #include "workers/checkpoint_io.h"
 #include "workers/communicator.h"
 #include "workers/dpo_learner.h"
@@ -100,6 +104,7 @@ class PolicyWorker {
   absl::StatusOr<Batch> DpoEval(const Batch& input) const;
   absl::StatusOr<Batch> SaveCheckpoint(const Batch& input);
   absl::StatusOr<Batch> LoadCheckpoint(const Batch& input);
+  absl::StatusOr<Batch> WaitCheckpoint(const Batch& input);
   absl::StatusOr<Batch> GetWeights();
   // InvalidArgument naming the tensor for a missing, extra or misshapen column.
   absl::StatusOr<Batch> UpdateWeights(const Batch& input);
@@ -139,6 +144,8 @@ class PolicyWorker {
   std::unique_ptr<DpoLearner> dpo_;  // instead of actor_ with trainer.mode dpo
   std::unique_ptr<engine::Engine> engine_;
   PromptEncoding prompt_encoding_;
+  // Last: destroyed (waiting for a pending write) before what the write reads.
+  BackgroundSave pending_save_;
 };
 
 }  // namespace rollout::workers

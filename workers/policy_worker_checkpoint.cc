@@ -56,10 +56,20 @@ absl::StatusOr<Batch> PolicyWorker::SaveCheckpoint(const Batch& input) {
   ASSIGN_OR_RETURN(const CheckpointParts parts,
                    ParseCheckpointParts(setup_.recipe.actor().checkpoint().save_contents(),
                                         "actor.checkpoint.save_contents"));
+  RETURN_IF_ERROR(pending_save_.Wait());
   // Every rank holds the same state; one copy is written.
   if (setup_.rank != 0) return Batch();
+  if (input.Meta("async") == "1") {
+    RETURN_IF_ERROR(pending_save_.Start(ActorCheckpoint(), parts, dir));
+    return Batch();
+  }
   RETURN_IF_ERROR(WithContext(SaveRoleCheckpoint(ActorCheckpoint(), parts, dir),
                               absl::StrCat("actor.save_checkpoint to ", dir)));
+  return Batch();
+}
+
+absl::StatusOr<Batch> PolicyWorker::WaitCheckpoint(const Batch& input) {
+  RETURN_IF_ERROR(WithContext(pending_save_.Wait(), "actor.wait_checkpoint"));
   return Batch();
 }
 
@@ -68,6 +78,7 @@ absl::StatusOr<Batch> PolicyWorker::LoadCheckpoint(const Batch& input) {
   ASSIGN_OR_RETURN(const CheckpointParts parts,
                    ParseCheckpointParts(setup_.recipe.actor().checkpoint().load_contents(),
                                         "actor.checkpoint.load_contents"));
+  RETURN_IF_ERROR(pending_save_.Wait());
   RETURN_IF_ERROR(WithContext(LoadRoleCheckpoint(ActorCheckpoint(), parts, dir),
                               absl::StrCat("actor.load_checkpoint from ", dir)));
   WeightsChanged();
