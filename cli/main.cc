@@ -15,9 +15,21 @@
 #include "rewards/cli_reward.h"
 #include "rewards/cli_reward_server.h"
 #include "rewards/reward_helper.h"
+#include "workers/checkpoint_export.h"
 #include "workers/worker_main.h"
 
 namespace {
+
+// `rollout ckpt`: the controller finds and verifies checkpoints; writing one out as
+// an HF directory needs the model code, which controller/ must not include.
+int RunCkpt(const std::vector<std::string>& args) {
+  return rollout::controller::RunCkptCommand(
+      args, [](const std::string& actor_dir, const std::string& out_dir, bool adapter_only) {
+        rollout::workers::ExportOptions options;
+        options.adapter_only = adapter_only;
+        return rollout::workers::ExportActorCheckpoint(actor_dir, out_dir, options);
+      });
+}
 
 struct Subcommand {
   const char* name;
@@ -30,8 +42,8 @@ const Subcommand kSubcommands[] = {
      rollout::controller::RunTrainCommand},
     {"plan", "print the resolved recipe and the worker processes it needs",
      rollout::controller::RunPlanCommand},
-    {"ckpt", "list checkpoints (ls DIR) or check them byte for byte (verify PATH)",
-     rollout::controller::RunCkptCommand},
+    {"ckpt", "checkpoints: ls, verify (byte for byte), export (as HF), scenario (tests)",
+     RunCkpt},
     {"generate", "generate responses for prompts with the rollout engine (JSON lines)",
      rollout::engine::RunGenerateCommand},
     {"gen-data", "write a generated task dataset (arithmetic, countdown) as JSON lines",

@@ -53,6 +53,9 @@ class ScenarioReader {
                                                    absl::string_view key) const;
   absl::StatusOr<ScenarioExpectations> Expectations(const YAML::Node& node,
                                                     absl::string_view context) const;
+  absl::StatusOr<BitFlip> Flip(const YAML::Node& node, absl::string_view context) const;
+  absl::StatusOr<std::vector<BitFlip>> Flips(const YAML::Node& node, absl::string_view context) const;
+  absl::StatusOr<RunOutcome> Outcome(const YAML::Node& node, absl::string_view key) const;
   absl::StatusOr<ScenarioRun> Run(const YAML::Node& node, absl::string_view context) const;
   std::string Expand(const std::string& text) const {
     return absl::StrReplaceAll(text, {{kScenarioDir, dir_}});
@@ -130,11 +133,54 @@ absl::StatusOr<ScenarioExpectations> ScenarioReader::Expectations(const YAML::No
   return expect;
 }
 
+absl::StatusOr<BitFlip> ScenarioReader::Flip(const YAML::Node& node, absl::string_view context) const {
+  RETURN_IF_ERROR(CheckKeys(node, context, {"file", "offset", "bit"}));
+  for (const char* required : {"file", "offset"}) {
+    if (!node[required]) return Error(node, absl::StrCat(context, ": missing key '", required, "'"));
+  }
+  BitFlip flip;
+  ASSIGN_OR_RETURN(flip.file, String(node["file"], absl::StrCat(context, ".file")));
+  ASSIGN_OR_RETURN(flip.offset, Int(node["offset"], absl::StrCat(context, ".offset")));
+  if (flip.offset < 0) return Error(node["offset"], absl::StrCat(context, ".offset must be >= 0"));
+  if (node["bit"]) {
+    ASSIGN_OR_RETURN(const int64_t bit, Int(node["bit"], absl::StrCat(context, ".bit")));
+    if (bit < 0 || bit > 7) return Error(node["bit"], absl::StrCat(context, ".bit must be 0 to 7"));
+    flip.bit = static_cast<int>(bit);
+  }
+  return flip;
+}
+
+absl::StatusOr<std::vector<BitFlip>> ScenarioReader::Flips(const YAML::Node& node,
+                                                           absl::string_view context) const {
+  if (!node.IsSequence()) {
+    ASSIGN_OR_RETURN(BitFlip flip, Flip(node, context));
+    return std::vector<BitFlip>{std::move(flip)};
+  }
+  std::vector<BitFlip> flips;
+  for (size_t i = 0; i < node.size(); ++i) {
+    ASSIGN_OR_RETURN(BitFlip flip, Flip(node[i], absl::StrCat(context, "[", i, "]")));
+    flips.push_back(std::move(flip));
+  }
+  return flips;
+}
+
+absl::StatusOr<RunOutcome> ScenarioReader::Outcome(const YAML::Node& node, absl::string_view key) const {
+  ASSIGN_OR_RETURN(const std::string outcome, String(node, key));
+  for (RunOutcome candidate : {RunOutcome::kOk, RunOutcome::kCrash, RunOutcome::kKilled, RunOutcome::kFail}) {
+    if (RunOutcomeName(candidate) == outcome) return candidate;
+  }
+  return Error(node, absl::StrCat(key, " must be ok, crash, killed or fail"));
+}
+
 absl::StatusOr<ScenarioRun> ScenarioReader::Run(const YAML::Node& node,
                                                 absl::string_view context) const {
-  RETURN_IF_ERROR(
-      CheckKeys(node, context, {"overrides", "crash_at", "kill_after_s", "expect_exit", "expect"}));
+  RETURN_IF_ERROR(CheckKeys(node, context,
+                            {"corrupt", "overrides", "crash_at", "kill_after_s", "expect_exit",
+                             "expect_error_contains", "expect"}));
   ScenarioRun run;
+  if (node["corrupt"]) {
+    ASSIGN_OR_RETURN(run.corrupt, Flips(node["corrupt"], absl::StrCat(context, ".corrupt")));
+  }
   if (node["overrides"]) {
     ASSIGN_OR_RETURN(run.overrides, Strings(node["overrides"], absl::StrCat(context, ".overrides")));
   }
@@ -160,17 +206,14 @@ absl::StatusOr<ScenarioRun> ScenarioReader::Run(const YAML::Node& node,
     run.expect_exit = RunOutcome::kKilled;
   }
   if (node["expect_exit"]) {
-    const std::string key = absl::StrCat(context, ".expect_exit");
-    ASSIGN_OR_RETURN(const std::string outcome, String(node["expect_exit"], key));
-    bool found = false;
-    for (RunOutcome candidate : {RunOutcome::kOk, RunOutcome::kCrash, RunOutcome::kKilled,
-                                 RunOutcome::kFail}) {
-      if (RunOutcomeName(candidate) == outcome) {
-        run.expect_exit = candidate;
-        found = true;
-      }
+    ASSIGN_OR_RETURN(run.expect_exit, Outcome(node["expect_exit"], absl::StrCat(context, ".expect_exit")));
+  }
+  if (node["expect_error_contains"]) {
+    const std::string key = absl::StrCat(context, ".expect_error_contains");
+    ASSIGN_OR_RETURN(run.expect_error_contains, String(node["expect_error_contains"], key));
+    if (run.expect_error_contains.empty()) {
+      return Error(node["expect_error_contains"], absl::StrCat(key, " is empty"));
     }
-    if (!found) return Error(node["expect_exit"], absl::StrCat(key, " must be ok, crash, killed or fail"));
   }
   if (node["expect"]) {
     ASSIGN_OR_RETURN(run.expect, Expectations(node["expect"], absl::StrCat(context, ".expect")));

@@ -12,13 +12,21 @@
 //       crash_at: ckpt.save.after_manifest  # or kill_after_s: 5
 //       expect_exit: crash                  # ok|crash|killed|fail
 //       expect: {tracker: 2}                # checked right after this run
+//     - overrides: [trainer.total_training_steps=6]
+//       corrupt: {file: global_step_4/actor/model.safetensors, offset: 100, bit: 3}
+//       expect_exit: fail
+//       expect_error_contains: "checksum mismatch"
 //   expect:                                 # checked after the last run
 //     resumed_from_step: 2
 //     files_exist: [global_step_4/actor/model.safetensors]
 //
 // "{scenario_dir}" in recipe, workdir and overrides is replaced by the scenario
 // file's directory, so a scenario can name fixtures next to it. expect_exit defaults
-// to crash with crash_at, killed with kill_after_s, ok otherwise.
+// to crash with crash_at, killed with kill_after_s, ok otherwise. `corrupt` (one
+// flip or a list) flips bit `bit` (0-7, default 0) of byte `offset` of a file under
+// the checkpoint root before the run starts; flipping the same bit again undoes it.
+// `expect_error_contains` checks that the run's output (stdout and stderr) holds the
+// text.
 #pragma once
 
 #include <cstdint>
@@ -54,11 +62,20 @@ struct ScenarioExpectations {
   bool empty() const;
 };
 
+// One bit of a checkpoint file to flip, to simulate silent corruption on disk.
+struct BitFlip {
+  std::string file;    // relative to the checkpoint root
+  int64_t offset = 0;  // the byte, from the start of the file
+  int bit = 0;         // 0 (least significant) to 7
+};
+
 struct ScenarioRun {
+  std::vector<BitFlip> corrupt;        // applied in order before the run
   std::vector<std::string> overrides;  // after the scenario's own
   std::string crash_at;                // "" or a name from KnownCrashPoints()
   std::optional<double> kill_after_s;  // SIGKILL to the controller's process group
   RunOutcome expect_exit = RunOutcome::kOk;
+  std::string expect_error_contains;  // "" or text the run's output must hold
   ScenarioExpectations expect;
 };
 
@@ -72,8 +89,9 @@ struct Scenario {
 };
 
 // Reads and validates `path`. InvalidArgument "FILE:LINE: what" for YAML errors,
-// unknown or missing keys, wrong types, an unknown crash point, or crash_at together
-// with kill_after_s; NotFound when the file cannot be read.
+// unknown or missing keys, wrong types, an unknown crash point, crash_at together
+// with kill_after_s, a corrupt entry without file or offset, a negative offset or a
+// bit outside 0-7; NotFound when the file cannot be read.
 absl::StatusOr<Scenario> LoadScenario(const std::string& path);
 
 }  // namespace rollout::controller

@@ -1,7 +1,9 @@
 #include "controller/ckpt_scenario_checks.h"
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/file_system.h"
 #include "common/file_util.h"
 #include "controller/checkpoint_catalog.h"
@@ -115,6 +117,27 @@ CheckResult CheckSameParams(const RunEvidence& evidence) {
 }
 
 }  // namespace
+
+CheckResult CheckOutputContains(const std::string& text, const std::string& log_path,
+                                absl::string_view name) {
+  CheckResult result{std::string(name), false, absl::StrCat("a line containing '", text, "'"), ""};
+  const absl::StatusOr<std::string> log = ReadFile(log_path);
+  if (!log.ok()) {
+    result.observed = std::string(log.status().message());
+    return result;
+  }
+  absl::string_view last;
+  for (absl::string_view line : absl::StrSplit(*log, '\n', absl::SkipWhitespace())) {
+    last = line;
+    if (absl::StrContains(line, text)) {
+      result.passed = true;
+      result.observed = absl::StrCat("'", line, "'");
+      return result;
+    }
+  }
+  result.observed = absl::StrCat("no such line; the last is '", last, "'");
+  return result;
+}
 
 std::optional<int64_t> ResumedFromStep(absl::string_view log) {
   const size_t at = log.rfind(kResumingFrom);

@@ -36,6 +36,11 @@ struct RunEvidence {
 std::vector<CheckResult> CheckExpectations(const ScenarioExpectations& expect,
                                            const RunEvidence& evidence);
 
+// expect_error_contains: a line of the run's log (`log_path`) holds `text`. Observed:
+// that line, or the log's last line when none does.
+CheckResult CheckOutputContains(const std::string& text, const std::string& log_path,
+                                absl::string_view name);
+
 // The step named by the last "resuming from .../global_step_N" line of `log`, or
 // nullopt when the log has none (a fresh start, or a run that died earlier).
 std::optional<int64_t> ResumedFromStep(absl::string_view log);

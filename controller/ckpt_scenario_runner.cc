@@ -1,7 +1,9 @@
 #include "controller/ckpt_scenario_runner.h"
 
+#include <fcntl.h>
 #include <stdlib.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <optional>
@@ -38,6 +40,27 @@ std::string LogTail(const std::string& path) {
   return absl::StrJoin(lines.begin() + from, lines.end(), "\n");
 }
 
+// Flips bit `bit` of byte `offset` of `path` in place, and fsyncs the file.
+absl::Status FlipBit(const std::string& path, int64_t offset, int bit) {
+  const int fd = open(path.c_str(), O_RDWR | O_CLOEXEC);
+  if (fd < 0) return ErrnoError(absl::StrCat("opening ", path), errno);
+  unsigned char byte = 0;
+  absl::Status status;
+  const ssize_t read = pread(fd, &byte, 1, offset);
+  if (read < 0) {
+    status = ErrnoError(absl::StrCat("reading ", path), errno);
+  } else if (read == 0) {
+    status = absl::OutOfRangeError(absl::StrCat(path, " has no byte ", offset));
+  } else {
+    byte ^= static_cast<unsigned char>(1u << bit);
+    if (pwrite(fd, &byte, 1, offset) != 1 || fsync(fd) != 0) {
+      status = ErrnoError(absl::StrCat("writing ", path), errno);
+    }
+  }
+  close(fd);
+  return status;
+}
+
 class Runner {
  public:
   Runner(const Scenario& scenario, const ScenarioOptions& options, std::ostream& out)
@@ -52,6 +75,8 @@ class Runner {
   // trainer.default_local_dir for `keys`, made absolute against `cwd`.
   absl::StatusOr<std::string> CheckpointRoot(const std::vector<std::string>& keys,
                                              const std::string& cwd) const;
+  // Flips run `index`'s bits; false when one could not be flipped (reported).
+  bool Corrupt(size_t index);
   // False when the run ended other than expected (already reported).
   absl::StatusOr<bool> RunOne(size_t index);
   // A fresh run of `keys` straight through in workdir/reference_<index>.
@@ -100,6 +125,23 @@ absl::StatusOr<std::string> Runner::CheckpointRoot(const std::vector<std::string
   return !root.empty() && root[0] == '/' ? root : JoinPath(cwd, root);
 }
 
+bool Runner::Corrupt(size_t index) {
+  const std::vector<BitFlip>& flips = scenario_.runs[index].corrupt;
+  if (flips.empty()) return true;
+  const absl::StatusOr<std::string> root = CheckpointRoot(Keys(index), workdir_);
+  for (const BitFlip& flip : flips) {
+    const std::string what = absl::StrCat("bit ", flip.bit, " of byte ", flip.offset, " of ", flip.file);
+    const absl::Status status =
+        root.ok() ? FlipBit(JoinPath(*root, flip.file), flip.offset, flip.bit) : root.status();
+    if (!status.ok()) {
+      Report({"corrupt " + flip.file, false, what + " flipped", std::string(status.message())});
+      return false;
+    }
+    out_ << "corrupt: flipped " << what << std::endl;
+  }
+  return true;
+}
+
 absl::StatusOr<bool> Runner::RunOne(size_t index) {
   const ScenarioRun& run = scenario_.runs[index];
   ChildCommand command;
@@ -117,6 +159,7 @@ absl::StatusOr<bool> Runner::RunOne(size_t index) {
   out_ << "run " << index + 1 << "/" << scenario_.runs.size() << ": train "
        << (run.overrides.empty() ? "(the scenario's keys)" : absl::StrJoin(run.overrides, " ")) << how
        << std::endl;
+  if (!Corrupt(index)) return false;
 
   ASSIGN_OR_RETURN(const int status, RunChild(command));
   const RunOutcome outcome = OutcomeOf(status);
@@ -124,6 +167,10 @@ absl::StatusOr<bool> Runner::RunOne(size_t index) {
   Report({absl::StrCat("run ", index + 1, " exit"), as_expected,
           std::string(RunOutcomeName(run.expect_exit)),
           absl::StrCat(RunOutcomeName(outcome), " (", DescribeWaitStatus(status), ")")});
+  if (!run.expect_error_contains.empty()) {
+    Report(CheckOutputContains(run.expect_error_contains, command.log_path,
+                               absl::StrCat("run ", index + 1, " output")));
+  }
   if (!as_expected) {
     out_ << "--- last lines of " << command.log_path << ":\n" << LogTail(command.log_path) << "\n---\n";
   }

@@ -7,8 +7,11 @@
 //   PASS  run 2 exit: expected crash, observed crash (exited with status 86)
 //   PASS  tracker: expected 2, observed 2
 //
-// A run that ends other than expected stops the scenario (later runs would start from
-// an unknown state); the tail of its log is printed.
+// A run's `corrupt` flips are made just before it starts, one line each
+// ("corrupt: flipped bit 3 of byte 100 of global_step_2/actor/model.safetensors"); its
+// expect_error_contains is checked right after its exit. A run that ends other than
+// expected, or whose flip cannot be made (a FAIL), stops the scenario (later runs
+// would start from an unknown state); the tail of its log is printed.
 #pragma once
 
 #include <ostream>

@@ -1,6 +1,8 @@
 // `rollout ckpt ls DIR` and `rollout ckpt verify PATH`: look at checkpoints
-// without changing them (controller/checkpoint_catalog.h). `rollout ckpt scenario
-// FILE.yaml`: run a checkpoint regression scenario (controller/ckpt_scenario.h).
+// without changing them (controller/checkpoint_catalog.h). `rollout ckpt export PATH
+// --hf OUT`: verify a checkpoint, then have the exporter write it as an HF directory
+// (controller/checkpoint_export_source.h). `rollout ckpt scenario FILE.yaml`: run a
+// checkpoint regression scenario (controller/ckpt_scenario.h).
 #include <stdlib.h>
 
 #include <iostream>
@@ -11,6 +13,7 @@
 #include "common/file_system.h"
 #include "common/flags.h"
 #include "controller/checkpoint_catalog.h"
+#include "controller/checkpoint_export_source.h"
 #include "controller/checkpoint_layout.h"
 #include "controller/ckpt_scenario.h"
 #include "controller/ckpt_scenario_child.h"
@@ -21,7 +24,8 @@ namespace rollout::controller {
 namespace {
 
 constexpr char kUsage[] =
-    "rollout ckpt ls DIR | rollout ckpt verify PATH | rollout ckpt scenario FILE.yaml";
+    "rollout ckpt ls DIR | rollout ckpt verify PATH | rollout ckpt export PATH --hf OUT "
+    "[--adapter] | rollout ckpt scenario FILE.yaml";
 
 std::string FormatBytes(uint64_t bytes) {
   constexpr const char* kUnits[] = {"B", "KiB", "MiB", "GiB", "TiB"};
@@ -123,6 +127,21 @@ int Verify(const std::string& path) {
   return kExitOk;
 }
 
+// Verifies the checkpoint `path` names, then has `exporter` write `out` from its actor.
+int Export(const std::string& path, const std::string& out, bool adapter_only,
+           const CheckpointExporter& exporter) {
+  const absl::StatusOr<ExportSource> source = LocateExportSource(*DefaultFileSystem(), path);
+  const absl::Status status =
+      source.ok() ? exporter(source->actor_dir, out, adapter_only) : source.status();
+  if (!status.ok()) {
+    std::cerr << "rollout ckpt export: " << status.message() << "\n";
+    return kExitRunFailed;
+  }
+  std::cout << "exported " << (adapter_only ? "the LoRA adapter of " : "") << source->checkpoint_dir
+            << " to " << out << "\n";
+  return kExitOk;
+}
+
 // Runs the scenario in `path` with this binary; 0 when every check passed.
 int RunScenarioFile(const std::string& path) {
   absl::StatusOr<Scenario> scenario = LoadScenario(path);
@@ -146,7 +165,9 @@ int RunScenarioFile(const std::string& path) {
 
 }  // namespace
 
-int RunCkptCommand(const std::vector<std::string>& args) {
+int RunCkptCommand(const std::vector<std::string>& args, const CheckpointExporter& exporter) {
+  std::string hf_out;
+  bool adapter_only = false;
   FlagSet flags(kUsage,
                 "ls DIR: the checkpoints in DIR (trainer.default_local_dir): step, state\n"
                 "(complete, partial, deleted-after-load, corrupt), size and roles; '*' marks\n"
@@ -154,10 +175,18 @@ int RunCkptCommand(const std::vector<std::string>& args) {
                 "verify PATH: checks one checkpoint (a global_step_N directory) or every\n"
                 "checkpoint under a root, byte for byte against MANIFEST.json, and the\n"
                 "tracker. Exits 0 when all is intact, 1 with the first problem otherwise.\n"
+                "export PATH --hf OUT: verifies a checkpoint (PATH: a global_step_N directory,\n"
+                "its actor/ directory, or a root: the tracker's checkpoint), then writes its\n"
+                "actor as an HF model directory OUT (config, tokenizer, model.safetensors)\n"
+                "that transformers loads; LoRA runs get the adapter merged into the base\n"
+                "weights, or with --adapter the PEFT adapter directory alone. OUT must be\n"
+                "new or empty.\n"
                 "scenario FILE.yaml: runs `rollout train` as the file describes (crashes,\n"
                 "kills, restarts) and checks the checkpoints it leaves; PASS/FAIL per check,\n"
                 "exit 1 on any failure, 2 for a malformed file (README: Checkpoint\n"
                 "regression scenarios).");
+  flags.AddString("hf", &hf_out, "export: the HF directory to write");
+  flags.AddBool("adapter", &adapter_only, "export: the LoRA adapter alone (PEFT format)");
   absl::StatusOr<FlagSet::Parsed> parsed = flags.Parse(args);
   if (!parsed.ok()) {
     std::cerr << "rollout ckpt: " << parsed.status().message() << "\n";
@@ -168,6 +197,14 @@ int RunCkptCommand(const std::vector<std::string>& args) {
     return kExitOk;
   }
   const std::vector<std::string>& positional = parsed->positional;
+  const bool exporting = !positional.empty() && positional[0] == "export";
+  if (exporting ? hf_out.empty() : !hf_out.empty() || adapter_only) {
+    std::cerr << (exporting ? "rollout ckpt export: --hf OUT is required"
+                            : "rollout ckpt: --hf and --adapter go with export only")
+              << "; expected '" << kUsage << "'\n";
+    return kExitUsage;
+  }
+  if (positional.size() == 2 && exporting) return Export(positional[1], hf_out, adapter_only, exporter);
   if (positional.size() == 2 && positional[0] == "ls") return List(positional[1]);
   if (positional.size() == 2 && positional[0] == "verify") return Verify(positional[1]);
   if (positional.size() == 2 && positional[0] == "scenario") return RunScenarioFile(positional[1]);

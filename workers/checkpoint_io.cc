@@ -18,6 +18,7 @@
 #include "common/file_util.h"
 #include "common/status_macros.h"
 #include "models/safetensors.h"
+#include "models/tokenizer_files.h"
 
 namespace rollout::workers {
 namespace {
@@ -182,11 +183,11 @@ absl::Status SaveRoleCheckpoint(const RoleCheckpoint& role, const CheckpointPart
   if (parts.model) RETURN_IF_ERROR(role.save_model(dir));
   if (parts.optimizer) RETURN_IF_ERROR(SaveOptimizer(role, JoinPath(dir, kOptimizerFile)));
   if (parts.extra) RETURN_IF_ERROR(SaveExtra(role, JoinPath(dir, kExtraStateFile)));
-  if (parts.hf_model) {
-    const std::string hf_dir = JoinPath(dir, kHfModelDir);
-    RETURN_IF_ERROR(MakeDirectories(hf_dir));
-    RETURN_IF_ERROR(role.save_hf_model(hf_dir));
-  }
+  const std::string hf_dir = JoinPath(dir, kHfModelDir);
+  const bool hf_config = (parts.model || parts.hf_model) && role.save_hf_config;
+  if (hf_config || parts.hf_model) RETURN_IF_ERROR(MakeDirectories(hf_dir));
+  if (hf_config) RETURN_IF_ERROR(role.save_hf_config(hf_dir));
+  if (parts.hf_model) RETURN_IF_ERROR(role.save_hf_model(hf_dir));
   return absl::OkStatus();
 }
 
@@ -196,6 +197,19 @@ absl::Status LoadRoleCheckpoint(const RoleCheckpoint& role, const CheckpointPart
   if (parts.optimizer) RETURN_IF_ERROR(LoadOptimizer(role, JoinPath(dir, kOptimizerFile)));
   if (parts.extra) RETURN_IF_ERROR(LoadExtra(role, JoinPath(dir, kExtraStateFile)));
   return absl::OkStatus();
+}
+
+absl::Status SaveHfConfigFiles(const models::TransformerConfig& config, const std::string& model_dir,
+                               const std::string& tokenizer_dir, const std::string& dir) {
+  RETURN_IF_ERROR(WriteFileAtomically(JoinPath(dir, "config.json"), models::HfConfigJson(config)));
+  const absl::StatusOr<std::string> generation =
+      ReadFile(JoinPath(model_dir, "generation_config.json"));
+  if (generation.ok()) {
+    RETURN_IF_ERROR(WriteFileAtomically(JoinPath(dir, "generation_config.json"), *generation));
+  } else if (!absl::IsNotFound(generation.status())) {
+    return generation.status();
+  }
+  return models::CopyTokenizerFiles(tokenizer_dir, dir);
 }
 
 absl::Status SaveNamedTensors(const std::string& path, const NamedTensors& tensors) {

@@ -3,16 +3,20 @@
 // `<role>.checkpoint.save_contents` / `load_contents` name:
 //   model      model.safetensors: the trained weights by HF name, bit for bit; with LoRA
 //              lora_adapter/ in PEFT's format instead (the base weights are the
-//              recipe's model and are not saved again)
+//              recipe's model and are not saved again). For a role with
+//              save_hf_config (the actor) also huggingface/ with the HF config
+//              (config.json, generation_config.json when the model has one) and the
+//              tokenizer files, as verl writes them: small, and what `rollout ckpt
+//              export` needs (workers/checkpoint_export.h)
 //   optimizer  optim.safetensors: AdamW's "<name>.exp_avg", "<name>.exp_avg_sq" and
 //              "<name>.step" for each trained tensor that has stepped; a tensor that
 //              never had a gradient has no entries and loads as "no state"
 //   extra      extra_state.json: {"updates": N, "rng": {"cpu": hex, ...}}: the number of
 //              updates (the LR schedule's position) and the random generators' states
 //              (CPU, and the role's device when it is not the CPU)
-//   hf_model   huggingface/: an HF model directory (config, weights, tokenizer files)
-//              for export; saved only, never loaded. With LoRA it holds the base weights
-//              (the adapter is the model part's lora_adapter/; nothing merges them yet)
+//   hf_model   adds the weights to huggingface/ (model.safetensors), making it a
+//              complete HF model directory; saved only, never loaded. With LoRA it holds
+//              the base weights (`rollout ckpt export` merges the adapter into them)
 // Every file is fsynced as it is written; the directory entries become durable when the
 // controller commits the checkpoint. Nothing depends on the data-parallel world size:
 // the directory holds one copy of every tensor, written by rank 0.
@@ -31,6 +35,7 @@
 #include "absl/strings/string_view.h"
 #include "common/batch.h"
 #include "google/protobuf/repeated_field.h"
+#include "models/hf_config.h"
 #include "workers/adamw.h"
 
 namespace rollout::workers {
@@ -61,7 +66,13 @@ struct RoleCheckpoint {
   // LoRA adapter), fsynced.
   std::function<absl::Status(const std::string& dir)> save_model;
   std::function<absl::Status(const std::string& dir)> load_model;
-  // hf_model: writes an HF model directory at the given path (created by the caller).
+  // model: writes the small files of an HF model directory (config.json,
+  // generation_config.json, tokenizer files) at the given path (created by the
+  // caller). A role without it writes no huggingface/ with its model part.
+  std::function<absl::Status(const std::string& dir)> save_hf_config;
+  // hf_model: writes the weights of an HF model directory at the given path (created
+  // by the caller), after save_hf_config wrote the rest; a role without
+  // save_hf_config writes the whole directory here.
   std::function<absl::Status(const std::string& dir)> save_hf_model;
   // optimizer: the optimizer and the names of its tensors, in its order.
   AdamW* optimizer = nullptr;
@@ -82,6 +93,13 @@ absl::Status SaveRoleCheckpoint(const RoleCheckpoint& role, const CheckpointPart
 // LoRA setting). On error the role is partly loaded and must not train on.
 absl::Status LoadRoleCheckpoint(const RoleCheckpoint& role, const CheckpointParts& parts,
                                 const std::string& dir);
+
+// The small files of an HF model directory, written into `dir` (which must exist):
+// config.json for `config`, `model_dir`'s generation_config.json copied as it is (HF
+// sampling defaults included) when it has one, and `tokenizer_dir`'s tokenizer files
+// (models/tokenizer_files.h). Each file atomic and fsynced; errors name the file.
+absl::Status SaveHfConfigFiles(const models::TransformerConfig& config, const std::string& model_dir,
+                               const std::string& tokenizer_dir, const std::string& dir);
 
 // Writes `tensors` as a safetensors file (crash-safe and fsynced, models/safetensors.h).
 absl::Status SaveNamedTensors(const std::string& path, const NamedTensors& tensors);

@@ -2,10 +2,12 @@
 // is in policy_worker.cc).
 #include "workers/policy_worker.h"
 
+#include <map>
+
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
 #include "common/status_macros.h"
-#include "models/tokenizer_files.h"
+#include "models/safetensors.h"
 
 namespace rollout::workers {
 
@@ -27,9 +29,11 @@ RoleCheckpoint PolicyWorker::ActorCheckpoint() {
   }
   for (const auto& [name, tensor] : NamedTrainable()) role.trainable_names.push_back(name);
   if (lora_.has_value()) {
-    // The base weights are actor.model.path's; only the adapter is state.
+    // The base weights are actor.model.path's; only the adapter is state. The path is
+    // recorded absolute, so that `rollout ckpt export` finds the base from any directory.
     role.save_model = [this, &model](const std::string& dir) {
-      return models::SaveLoraAdapter(*model_, *lora_, JoinPath(dir, kLoraAdapterDir), model.path());
+      return models::SaveLoraAdapter(*model_, *lora_, JoinPath(dir, kLoraAdapterDir),
+                                     FileIdentity(model.path()));
     };
     role.load_model = [this](const std::string& dir) {
       return LoadNamedTensors(JoinPath(JoinPath(dir, kLoraAdapterDir), "adapter_model.safetensors"),
@@ -43,10 +47,15 @@ RoleCheckpoint PolicyWorker::ActorCheckpoint() {
       return LoadNamedTensors(JoinPath(dir, kModelFile), model_->NamedParameters());
     };
   }
-  role.save_hf_model = [this, &model](const std::string& dir) -> absl::Status {
-    RETURN_IF_ERROR(model_->Save(dir));
-    return models::CopyTokenizerFiles(
-        model.tokenizer_path().empty() ? model.path() : model.tokenizer_path(), dir);
+  role.save_hf_config = [this, &model](const std::string& dir) {
+    return SaveHfConfigFiles(model_->config(), model.path(),
+                             model.tokenizer_path().empty() ? model.path() : model.tokenizer_path(), dir);
+  };
+  // The base weights (with LoRA, the adapter stays in lora_adapter/).
+  role.save_hf_model = [this](const std::string& dir) {
+    const std::map<std::string, at::Tensor> tensors = model_->BaseTensors();
+    return models::WriteSafetensors(JoinPath(dir, kModelFile), {tensors.begin(), tensors.end()},
+                                    {{"format", "pt"}});
   };
   return role;
 }

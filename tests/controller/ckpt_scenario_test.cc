@@ -58,6 +58,36 @@ TEST(CkptScenario, ReadsRunsExpectationsAndDefaults) {
   EXPECT_TRUE(scenario->expect.same_params_as_uninterrupted);
 }
 
+TEST(CkptScenario, ReadsBitFlipsAndTheExpectedErrorText) {
+  testing::TempDir dir("ckpt_scenario");
+  const absl::StatusOr<Scenario> scenario =
+      LoadText(dir,
+               "recipe: r.yaml\n"
+               "runs:\n"
+               "  - corrupt: {file: global_step_2/actor/model.safetensors, offset: 100}\n"
+               "    expect_exit: fail\n"
+               "    expect_error_contains: \"checksum mismatch\"\n"
+               "  - corrupt:\n"
+               "      - {file: a.json, offset: 0, bit: 7}\n"
+               "      - {file: b.json, offset: 12, bit: 2}\n");
+  ASSERT_TRUE(scenario.ok()) << scenario.status();
+  ASSERT_EQ(scenario->runs.size(), 2u);
+  const ScenarioRun& first = scenario->runs[0];
+  ASSERT_EQ(first.corrupt.size(), 1u);
+  EXPECT_EQ(first.corrupt[0].file, "global_step_2/actor/model.safetensors");
+  EXPECT_EQ(first.corrupt[0].offset, 100);
+  EXPECT_EQ(first.corrupt[0].bit, 0);
+  EXPECT_EQ(first.expect_exit, RunOutcome::kFail);
+  EXPECT_EQ(first.expect_error_contains, "checksum mismatch");
+  const ScenarioRun& second = scenario->runs[1];
+  ASSERT_EQ(second.corrupt.size(), 2u);
+  EXPECT_EQ(second.corrupt[0].file, "a.json");
+  EXPECT_EQ(second.corrupt[0].bit, 7);
+  EXPECT_EQ(second.corrupt[1].offset, 12);
+  EXPECT_EQ(second.corrupt[1].bit, 2);
+  EXPECT_EQ(second.expect_error_contains, "");
+}
+
 TEST(CkptScenario, ErrorsNameTheFileTheLineAndTheKey) {
   testing::TempDir dir("ckpt_scenario");
   const struct {
@@ -76,6 +106,17 @@ TEST(CkptScenario, ErrorsNameTheFileTheLineAndTheKey) {
       {"recipe: r.yaml\nruns: [{}]\nexpect: {same_params_as_uninterrupted: false}\n",
        "same_params_as_uninterrupted must be true"},
       {"recipe: [r.yaml\n", "s.yaml:"},
+      {"recipe: r.yaml\nruns:\n  - corrupt: {offset: 1}\n", "s.yaml:3: runs[0].corrupt: missing key 'file'"},
+      {"recipe: r.yaml\nruns:\n  - corrupt: {file: a}\n", "s.yaml:3: runs[0].corrupt: missing key 'offset'"},
+      {"recipe: r.yaml\nruns:\n  - corrupt:\n      - {file: a, offset: 1}\n      - {file: a, offset: -1}\n",
+       "s.yaml:5: runs[0].corrupt[1].offset must be >= 0"},
+      {"recipe: r.yaml\nruns:\n  - corrupt: {file: a, offset: 1, bit: 8}\n",
+       "s.yaml:3: runs[0].corrupt.bit must be 0 to 7"},
+      {"recipe: r.yaml\nruns:\n  - corrupt: {file: a, offset: x}\n",
+       "s.yaml:3: runs[0].corrupt.offset must be an integer"},
+      {"recipe: r.yaml\nruns:\n  - corrupt: {file: a, offset: 1, byte: 2}\n",
+       "s.yaml:3: unknown key 'byte' in runs[0].corrupt"},
+      {"recipe: r.yaml\nruns:\n  - expect_error_contains: ''\n", "s.yaml:3: runs[0].expect_error_contains is empty"},
   };
   for (const auto& c : cases) {
     const absl::StatusOr<Scenario> scenario = LoadText(dir, c.text);
@@ -87,6 +128,19 @@ TEST(CkptScenario, ErrorsNameTheFileTheLineAndTheKey) {
 
 TEST(CkptScenario, AMissingFileIsNotFound) {
   EXPECT_EQ(LoadScenario("/nonexistent/s.yaml").status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(CkptScenarioChecks, OutputContainsFindsTheLineOrShowsTheLastOne) {
+  testing::TempDir dir("ckpt_scenario_checks");
+  const std::string log = dir.Write("run.log", "starting\nrollout train: checksum mismatch for x\nbye\n\n");
+  const CheckResult found = CheckOutputContains("checksum mismatch", log, "run 2 output");
+  EXPECT_TRUE(found.passed);
+  EXPECT_EQ(found.name, "run 2 output");
+  EXPECT_EQ(found.observed, "'rollout train: checksum mismatch for x'");
+  const CheckResult missing = CheckOutputContains("DataLoss", log, "run 2 output");
+  EXPECT_FALSE(missing.passed);
+  EXPECT_EQ(missing.observed, "no such line; the last is 'bye'");
+  EXPECT_FALSE(CheckOutputContains("x", dir.Path("none.log"), "run 1 output").passed);
 }
 
 TEST(CkptScenarioChecks, ResumedFromStepReadsTheLastResumeLineAndOnlyTheLastPathComponent) {

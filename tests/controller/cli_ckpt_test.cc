@@ -73,10 +73,47 @@ TEST_F(CkptCliTest, VerifyChecksTheTracker) {
 
 TEST_F(CkptCliTest, BadUsageIsExitTwo) {
   EXPECT_EQ(RunRollout({"ckpt"}).exit_code, 2);
-  EXPECT_EQ(RunRollout({"ckpt", "export", root_.path()}).exit_code, 2);
+  EXPECT_EQ(RunRollout({"ckpt", "export", root_.path()}).exit_code, 2);  // no --hf
+  EXPECT_EQ(RunRollout({"ckpt", "ls", root_.path(), "--hf", root_.Path("out")}).exit_code, 2);
+  EXPECT_EQ(RunRollout({"ckpt", "verify", root_.path(), "--adapter"}).exit_code, 2);
   const CommandResult help = RunRollout({"ckpt", "--help"});
   EXPECT_EQ(help.exit_code, 0);
   EXPECT_THAT(help.output, HasSubstr("usage: rollout ckpt ls DIR"));
+  EXPECT_THAT(help.output, HasSubstr("rollout ckpt export PATH --hf OUT [--adapter]"));
+}
+
+// What export checks before it reads anything (the export itself: tests/e2e).
+TEST_F(CkptCliTest, ExportRefusesWhatIsNotAnIntactCheckpointInOneLine) {
+  const std::string out = root_.Path("out");
+  const auto export_error = [&](const std::string& path) {
+    const CommandResult result = RunRollout({"ckpt", "export", path, "--hf", out});
+    EXPECT_EQ(result.exit_code, 1) << result.output;
+    EXPECT_FALSE(PathExists(out));
+    return result.output;
+  };
+  EXPECT_EQ(export_error(root_.Path("missing")),
+            "rollout ckpt export: " + root_.Path("missing") + " does not exist\n");
+  const TempDir plain("ckpt_cli_plain");
+  EXPECT_THAT(export_error(plain.path()), HasSubstr(plain.path() + " is not a checkpoint: expected a "
+                                                                    "global_step_N directory"));
+  WriteRoleFiles(root_.Path("global_step_30"), 30, {"actor"});  // no manifest
+  EXPECT_THAT(export_error(root_.Path("global_step_30")), HasSubstr("checkpoint global_step_30 is partial"));
+  const TempDir critic_only("ckpt_cli_critic");
+  controller::CheckpointStore store(DefaultFileSystem(), critic_only.path());
+  ASSERT_TRUE(SaveCheckpoint(store, 3, {"critic"}).ok());
+  EXPECT_THAT(export_error(critic_only.path()),
+              HasSubstr("checkpoint global_step_3 has no actor directory (it holds: critic)"));
+  // Intact, but the fake worker files have no HF config: the exporter's error.
+  EXPECT_THAT(export_error(root_.Path("global_step_20/actor")),
+              HasSubstr("global_step_20/actor/huggingface/config.json is missing"));
+
+  const std::string weights = root_.Path("global_step_20/actor/model.safetensors");
+  std::string contents = ReadFile(weights).value();
+  contents[100] ^= 0x01;
+  ASSERT_TRUE(WriteFileDurably(weights, contents).ok());
+  EXPECT_EQ(export_error(root_.path()),  // the tracker names global_step_20
+            "rollout ckpt export: checkpoint global_step_20: checksum mismatch for "
+            "actor/model.safetensors\n");
 }
 
 TEST(RolloutCrashAt, AnUnknownPointIsRefusedAtStartUp) {

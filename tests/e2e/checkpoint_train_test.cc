@@ -24,23 +24,11 @@ namespace rollout {
 namespace {
 
 using testing::CommandResult;
+using testing::LetterRows;
 using testing::ReadJsonLines;
 using testing::RolloutIn;
 using ::testing::HasSubstr;
 using ::testing::Not;
-
-// 16 prompts (4 steps an epoch) whose ground truths are single characters: the tiny
-// random model's responses contain them about half the time, so the scores vary and
-// GRPO has advantages to learn from (exact answers would all score 0).
-std::string LetterRows() {
-  std::string rows;
-  for (int i = 0; i < 16; ++i) {
-    const std::string truth(1, "ea 1"[i % 4]);
-    absl::StrAppend(&rows, "{\"prompt\": \"", i, "+", i + 3, "=\", \"ground_truth\": \"", truth,
-                    "\", \"data_source\": \"letters\"}\n");
-  }
-  return rows;
-}
 
 // GRPO on the tiny fixture, small enough for CI: 4 prompts x 2 samples a step, 8 new
 // tokens, no validation, scored 1 when the response contains the ground truth (the

@@ -23,6 +23,21 @@ inline CommandResult RolloutIn(const std::string& dir, const std::vector<std::st
   return RunCommand({"/bin/sh", "-c", command}, 600);
 }
 
+// 16 prompts (4 steps an epoch at 4 a step) whose ground truths are single
+// characters: the tiny random model's responses contain them about half the time, so
+// with the misbehaving test plug-in (1 when the response contains the ground truth)
+// the scores vary and GRPO has advantages to learn from (exact answers would all
+// score 0).
+inline std::string LetterRows() {
+  std::string rows;
+  for (int i = 0; i < 16; ++i) {
+    const std::string truth(1, "ea 1"[i % 4]);
+    absl::StrAppend(&rows, "{\"prompt\": \"", i, "+", i + 3, "=\", \"ground_truth\": \"", truth,
+                    "\", \"data_source\": \"letters\"}\n");
+  }
+  return rows;
+}
+
 // One JSON object per line of `path` (a metrics.jsonl file).
 inline std::vector<nlohmann::json> ReadJsonLines(const std::string& path) {
   std::ifstream in(path);

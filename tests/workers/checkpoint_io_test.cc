@@ -105,6 +105,47 @@ TEST(CheckpointIo, APartTheCheckpointWasSavedWithoutIsAFailedPrecondition) {
   EXPECT_THAT(status.message(), HasSubstr("saved without 'optimizer'"));
 }
 
+// The model part writes huggingface/'s small files, hf_model adds the weights there.
+TEST(CheckpointIo, TheModelPartWritesTheHfConfigAndHfModelAddsTheWeights) {
+  const auto saved = [](bool model, bool hf_model) {
+    testing::TempDir dir("ckpt_io_hf");
+    Learner learner(6);
+    RoleCheckpoint role = learner.Checkpoint();
+    role.save_hf_config = [](const std::string& hf) {
+      return WriteFileDurably(JoinPath(hf, "config.json"), "{}");
+    };
+    role.save_hf_model = [](const std::string& hf) {
+      return WriteFileDurably(JoinPath(hf, "w"), "w");
+    };
+    CheckpointParts parts = Parts(model, false, false);
+    parts.hf_model = hf_model;
+    EXPECT_TRUE(SaveRoleCheckpoint(role, parts, dir.path()).ok());
+    const absl::StatusOr<std::vector<std::string>> names = ListDirectory(dir.Path(kHfModelDir));
+    return names.ok() ? *names : std::vector<std::string>{};
+  };
+  EXPECT_THAT(saved(true, false), ::testing::ElementsAre("config.json"));
+  EXPECT_THAT(saved(false, true), ::testing::ElementsAre("config.json", "w"));
+  EXPECT_THAT(saved(true, true), ::testing::ElementsAre("config.json", "w"));
+  EXPECT_THAT(saved(false, false), ::testing::IsEmpty());
+}
+
+TEST(CheckpointIo, HfConfigFilesAreTheModelsConfigGenerationConfigAndTokenizer) {
+  constexpr char kFixture[] = "tests/data/tiny-qwen2";
+  testing::TempDir dir("ckpt_io_hf_files");
+  const models::TransformerConfig config = models::LoadHfConfig(kFixture).value();
+  ASSERT_TRUE(SaveHfConfigFiles(config, kFixture, kFixture, dir.path()).ok());
+  EXPECT_THAT(ListDirectory(dir.path()).value(),
+              ::testing::ElementsAre("chat_template.jinja", "config.json", "generation_config.json",
+                                     "tokenizer.json", "tokenizer_config.json"));
+  EXPECT_EQ(ReadFile(dir.Path("config.json")).value(), models::HfConfigJson(config));
+  EXPECT_EQ(ReadFile(dir.Path("generation_config.json")).value(),
+            ReadFile(JoinPath(kFixture, "generation_config.json")).value());
+  testing::TempDir bare("ckpt_io_hf_bare");  // a model without a generation config
+  const std::string model_dir = bare.Write("model/config.json", models::HfConfigJson(config));
+  ASSERT_TRUE(SaveHfConfigFiles(config, Dirname(model_dir), kFixture, bare.path()).ok());
+  EXPECT_FALSE(ReadFile(bare.Path("generation_config.json")).ok());
+}
+
 TEST(CheckpointIo, UnknownPartsAndContentsThatDoNotFitAreClearErrors) {
   google::protobuf::RepeatedPtrField<std::string> names;
   names.Add("model");
