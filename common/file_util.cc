@@ -1,5 +1,7 @@
 #include "common/file_util.h"
 
+#include "common/atomic_file_writer.h"
+
 #include <dirent.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -175,19 +177,10 @@ absl::Status WriteFileDurably(const std::string& path, absl::string_view content
 }
 
 absl::Status WriteFileAtomically(const std::string& path, absl::string_view contents) {
-  const std::string parent = Dirname(path);
-  if (absl::Status made = MakeDirectories(parent); !made.ok()) return made;
-  const std::string temp = absl::StrCat(path, ".tmp.", getpid());
-  if (absl::Status written = WriteFileDurably(temp, contents); !written.ok()) {
-    unlink(temp.c_str());
-    return written;
-  }
-  if (rename(temp.c_str(), path.c_str()) != 0) {
-    const int error = errno;
-    unlink(temp.c_str());
-    return ErrnoError("renaming " + temp + " to " + path, error);
-  }
-  return SyncDirectory(parent);
+  absl::StatusOr<std::unique_ptr<AtomicFileWriter>> writer = AtomicFileWriter::Open(path);
+  if (!writer.ok()) return writer.status();
+  if (absl::Status appended = (*writer)->Append(contents); !appended.ok()) return appended;
+  return (*writer)->Commit();
 }
 
 }  // namespace rollout

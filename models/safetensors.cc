@@ -15,6 +15,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/atomic_file_writer.h"
 #include "common/file_util.h"
 #include "common/status_macros.h"
 
@@ -425,20 +426,23 @@ absl::Status WriteSafetensors(const std::string& path, const std::vector<NamedTe
                    [](const NamedTensor* a, const NamedTensor* b) {
                      return a->second.element_size() > b->second.element_size();
                    });
-  ASSIGN_OR_RETURN(std::string header,
+  ASSIGN_OR_RETURN(const std::string header,
                    WithContext(BuildHeader(name_order, data_order, metadata), "writing " + path));
-  std::string contents(8, '\0');
-  const uint64_t header_size = header.size();
-  std::memcpy(contents.data(), &header_size, 8);
-  contents += header;
-  // One host copy at a time, so a GPU model needs no host memory beyond `contents`.
+  ASSIGN_OR_RETURN(const std::unique_ptr<AtomicFileWriter> file, AtomicFileWriter::Open(path));
+  char header_size[8];
+  const uint64_t size = header.size();
+  std::memcpy(header_size, &size, 8);
+  RETURN_IF_ERROR(file->Append(absl::string_view(header_size, 8)));
+  RETURN_IF_ERROR(file->Append(header));
+  // Streamed one tensor at a time: no host copy of the whole file (a GPU tensor is
+  // copied to the host alone; a contiguous CPU tensor is written from its memory).
   for (const NamedTensor* named : data_order) {
     const at::Tensor host = named->second.to(at::kCPU).contiguous();
     if (host.nbytes() > 0) {
-      contents.append(static_cast<const char*>(host.data_ptr()), host.nbytes());
+      RETURN_IF_ERROR(file->Append(absl::string_view(static_cast<const char*>(host.data_ptr()), host.nbytes())));
     }
   }
-  return WithContext(WriteFileAtomically(path, contents), "writing " + path);
+  return file->Commit();
 }
 
 }  // namespace rollout::models

@@ -14,8 +14,8 @@
 // lifetime; replacing a file by rename meanwhile is safe, truncating it in place is
 // not (SIGBUS).
 //
-// Writing is crash-safe: a temporary file, fsync, rename (common/file_util.h). The
-// whole file is built in memory first (one host copy of one tensor at a time on top).
+// Writing is crash-safe: a temporary file, fsync, rename (common/atomic_file_writer.h).
+// The tensors are streamed to it one at a time (a host copy of one GPU tensor at most).
 // Header entries are in name order; the data is packed without gaps, widest elements
 // first (as the Python library does), so every tensor is aligned to its element size.
 //

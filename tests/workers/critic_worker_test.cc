@@ -105,7 +105,8 @@ TEST(CriticWorker, RegistersItsMethodsByVerlsNames) {
   MethodRegistry registry;
   ASSERT_TRUE(worker->RegisterMethods(&registry).ok());
   EXPECT_THAT(registry.Names(), ElementsAre("critic.compute_values", "critic.load_checkpoint",
-                                            "critic.save_checkpoint", "critic.update_critic"));
+                                            "critic.save_checkpoint", "critic.update_critic",
+                                            "critic.wait_checkpoint"));
 }
 
 TEST(CriticWorker, RecipesAndBatchesThatDoNotFitAreClearErrors) {

@@ -126,7 +126,7 @@ TEST(PolicyWorker, MethodsFollowTheHostedRoles) {
   ASSERT_TRUE(worker->RegisterMethods(&registry).ok());
   EXPECT_THAT(registry.Names(), ::testing::ElementsAre("actor.compute_log_prob", "actor.get_weights",
                                                        "actor.load_checkpoint", "actor.save_checkpoint",
-                                                       "actor.update_actor"));
+                                                       "actor.update_actor", "actor.wait_checkpoint"));
   setup.roles = {"rollout", "ref"};
   auto rollout = PolicyWorker::Create(setup).value();
   MethodRegistry rollout_registry;

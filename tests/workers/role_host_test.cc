@@ -43,15 +43,15 @@ std::vector<std::string> MethodsAfterInit(const std::vector<std::string>& roles)
 TEST(RoleHost, HostsTheCriticAlone) {
   EXPECT_THAT(MethodsAfterInit({"critic"}),
               ElementsAre("critic.compute_values", "critic.load_checkpoint", "critic.save_checkpoint",
-                          "critic.update_critic", "worker.init_roles"));
+                          "critic.update_critic", "critic.wait_checkpoint", "worker.init_roles"));
 }
 
 TEST(RoleHost, HostsTheCriticBesideThePolicyRoles) {
   EXPECT_THAT(MethodsAfterInit({"actor", "rollout", "ref", "critic"}),
               ElementsAre("actor.compute_log_prob", "actor.get_weights", "actor.load_checkpoint",
-                          "actor.save_checkpoint",
-                          "actor.update_actor", "critic.compute_values", "critic.load_checkpoint",
-                          "critic.save_checkpoint", "critic.update_critic", "diag.policy_parameter_checksums",
+                          "actor.save_checkpoint", "actor.update_actor", "actor.wait_checkpoint",
+                          "critic.compute_values", "critic.load_checkpoint", "critic.save_checkpoint",
+                          "critic.update_critic", "critic.wait_checkpoint", "diag.policy_parameter_checksums",
                           "ref.compute_ref_log_prob", "rollout.generate_sequences", "worker.init_roles"));
 }
 
