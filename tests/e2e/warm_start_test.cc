@@ -18,7 +18,8 @@ using testing::RolloutIn;
 
 TEST(WarmStartDemo, SftWarmStartThenGrpoOnTheSameWorkers) {
   testing::TempDir dir("warm_start_e2e");
-  ASSERT_EQ(RolloutIn(dir.path(), {"gen-data", "arithmetic", "--out", "data/arith", "--train", "256", "--val", "16"})
+  ASSERT_EQ(RolloutIn(dir.path(), {"gen-data", "arithmetic", "--operators", "+", "--out", "data/arith_add", "--train", "256",
+                                   "--val", "16"})
                 .exit_code,
             0);
   const std::string source = ROLLOUT_SOURCE_DIR;
@@ -55,7 +56,8 @@ TEST(WarmStartDemo, SftWarmStartThenGrpoOnTheSameWorkers) {
 TEST(WarmStartDemo, WarmStartWithoutDataIsAClearError) {
   testing::TempDir dir("warm_start_e2e_bad");
   const std::string source = ROLLOUT_SOURCE_DIR;
-  ASSERT_EQ(RolloutIn(dir.path(), {"gen-data", "arithmetic", "--out", "data/arith", "--train", "64", "--val", "8"})
+  ASSERT_EQ(RolloutIn(dir.path(), {"gen-data", "arithmetic", "--operators", "+", "--out", "data/arith_add", "--train", "64",
+                                   "--val", "8"})
                 .exit_code,
             0);
   const testing::CommandResult train =
