@@ -30,7 +30,8 @@ TEST(WarmStartDemo, SftWarmStartThenGrpoOnTheSameWorkers) {
   const testing::CommandResult train = RolloutIn(
       dir.path(), {"train", source + "/recipes/grpo_arith_tiny.yaml", "sft_warm_start.total_training_steps=6",
                    "sft_warm_start.test_freq=3", "sft_warm_start.train_batch_size=32",
-                   "sft_warm_start.optim.lr=1e-2", "trainer.total_training_steps=2", "data.train_batch_size=4",
+                   "sft_warm_start.optim.lr=1e-2", "sft_warm_start.optim.lr_warmup_steps=0",
+                   "trainer.total_training_steps=2", "data.train_batch_size=4",
                    "actor.ppo_mini_batch_size=4", "rollout.n=2"});
   ASSERT_EQ(train.exit_code, 0) << train.output;
 
