@@ -35,6 +35,7 @@
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <cuda_profiler_api.h>
 #endif
 
 namespace rollout::bench {
@@ -111,7 +112,10 @@ void PrintProfile(const engine::EngineStats& stats) {
 #ifdef ROLLOUT_WITH_CUDA
 // Device time of the decode step's parts at `batch` sequences of `context` tokens: the
 // whole forward, one layer's attention (KV write + paged kernel), the LM head and the
-// sampler, each replayed from a CUDA graph as the engine runs them.
+// sampler, each replayed from a CUDA graph as the engine runs them. Before that, one
+// eager step (forward, LM head, sampler) runs between cudaProfilerStart/Stop, so
+// `ncu --profile-from-start off decode_bench ...` profiles exactly one decode step's
+// kernels per batch size.
 void ProfileParts(const models::CausalLM& model, int64_t batch, int64_t context) {
   const models::TransformerConfig& c = model.config();
   const at::TensorOptions options = at::TensorOptions().dtype(model.dtype()).device(model.device());
@@ -156,8 +160,14 @@ void ProfileParts(const models::CausalLM& model, int64_t batch, int64_t context)
   };
   c10::NoGradGuard no_grad;
   cache.BeginStep(&step);
-  const double attention = time_ms([&] { cache.AppendAndAttend(0, q, kv, kv, 0.125); });
   const at::Tensor ids = at::zeros({batch}, longs);
+  model.ForwardStep(ids, step.positions, cache);  // warm-up: library handles, workspaces
+  c10::cuda::device_synchronize();
+  cudaProfilerStart();
+  engine::SampleTokens(model.Logits(model.ForwardStep(ids, step.positions, cache)), params);
+  c10::cuda::device_synchronize();
+  cudaProfilerStop();
+  const double attention = time_ms([&] { cache.AppendAndAttend(0, q, kv, kv, 0.125); });
   const double forward = time_ms([&] { model.ForwardStep(ids, step.positions, cache); });
   cache.BeginStep(nullptr);
   const double head = time_ms([&] { model.Logits(hidden); });

@@ -8,6 +8,7 @@
 #ifdef ROLLOUT_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
 
+#include "engine/cuda/kv_write_kernels.h"
 #include "engine/cuda/paged_attention_kernels.h"
 #include "models/fused_kernel_support.h"
 #endif
@@ -53,10 +54,9 @@ at::Tensor PagedKvCache::AppendAndAttend(int64_t layer, const at::Tensor& q, con
   ROLLOUT_CHECK(step_ != nullptr) << "AppendAndAttend without BeginStep";
   at::Tensor keys = storage_[layer][0];    // [blocks, block_size, kv_heads, D]
   at::Tensor values = storage_[layer][1];
-  keys.view({-1, kv_heads_, head_dim_}).index_copy_(0, step_->slot_mapping, k);
-  values.view({-1, kv_heads_, head_dim_}).index_copy_(0, step_->slot_mapping, v);
 #ifdef ROLLOUT_WITH_CUDA
   if (use_kernel_) {
+    WriteKv(k, v, keys, values);
     const at::Tensor q_c = q.contiguous();
     at::Tensor out = at::empty_like(q_c);
     cuda::LaunchPagedAttention(models::KernelElementType(q.scalar_type()), q_c.data_ptr(),
@@ -73,8 +73,26 @@ at::Tensor PagedKvCache::AppendAndAttend(int64_t layer, const at::Tensor& q, con
     return out;
   }
 #endif
+  keys.view({-1, kv_heads_, head_dim_}).index_copy_(0, step_->slot_mapping, k);
+  values.view({-1, kv_heads_, head_dim_}).index_copy_(0, step_->slot_mapping, v);
   return AttendGathered(q, keys, values, scale);
 }
+
+#ifdef ROLLOUT_WITH_CUDA
+void PagedKvCache::WriteKv(const at::Tensor& k_in, const at::Tensor& v_in, at::Tensor& keys,
+                           at::Tensor& values) const {
+  // Rows of kv_heads x D contiguous elements, at any row stride (v may be a column
+  // range of a fused projection).
+  auto rows = [&](const at::Tensor& x) {
+    return x.stride(2) == 1 && x.stride(1) == head_dim_ ? x : x.contiguous();
+  };
+  const at::Tensor k = rows(k_in), v = rows(v_in);
+  cuda::LaunchWriteKv(models::KernelElementType(k.scalar_type()), k.data_ptr(), k.stride(0),
+                      v.data_ptr(), v.stride(0), step_->slot_mapping.data_ptr<int64_t>(), k.size(0),
+                      kv_heads_ * head_dim_, keys.data_ptr(), values.data_ptr(),
+                      at::cuda::getCurrentCUDAStream());
+}
+#endif
 
 at::Tensor PagedKvCache::AttendGathered(const at::Tensor& q, const at::Tensor& keys,
                                         const at::Tensor& values, double scale) const {

@@ -9,7 +9,8 @@
 // go to cache slot slot_mapping[i] (block * block_size + offset). Attention of token i
 // covers its sequence's positions [0, positions[i]].
 //
-// GPU: one kernel reads the blocks in place (engine/cuda/paged_attention_kernels.h).
+// GPU: one kernel writes the step's keys and values (engine/cuda/kv_write_kernels.h),
+// one reads the blocks in place (engine/cuda/paged_attention_kernels.h).
 // CPU, and head shapes the kernel does not serve: per sequence, its blocks are
 // gathered and attended with SDPA.
 // Not thread-safe; one step at a time.
@@ -71,6 +72,11 @@ class PagedKvCache final : public models::KvCache {
                              const at::Tensor& v, double scale) override;
 
  private:
+#ifdef ROLLOUT_WITH_CUDA
+  // Stores the step's k/v [N, kv_heads, D] into `keys`/`values` (one layer's blocks)
+  // at the step's slots, with one kernel.
+  void WriteKv(const at::Tensor& k, const at::Tensor& v, at::Tensor& keys, at::Tensor& values) const;
+#endif
   at::Tensor AttendGathered(const at::Tensor& q, const at::Tensor& keys,
                             const at::Tensor& values, double scale) const;
 

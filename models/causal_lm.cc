@@ -7,6 +7,7 @@
 #include <cmath>
 #include <map>
 #include <optional>
+#include <tuple>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -17,6 +18,7 @@
 #include "models/attention_mask.h"
 
 #ifdef ROLLOUT_WITH_CUDA
+#include "models/fused_decode.h"
 #include "models/fused_elementwise.h"
 #endif
 #include "models/safetensors.h"
@@ -69,28 +71,40 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> ExpectedShapes(
 CausalLM::CausalLM(TransformerConfig config, const LoadOptions& options)
     : config_(std::move(config)),
       rope_(config_.head_dim, config_.rope_theta, config_.rope_scaling, options.device) {
-  // Every parameter exists (empty) so NamedParameters() can address it for loading.
+  // Every parameter is allocated at its shape, uninitialised; Load and RandomInit write
+  // into them, which keeps the fused groups of DecoderLayer aliased.
+  const TransformerConfig& c = config_;
   const at::TensorOptions t = at::TensorOptions().dtype(options.dtype).device(options.device);
-  embed_tokens_ = at::empty({0}, t);
-  norm_ = at::empty({0}, t);
-  if (options.with_lm_head && !config_.tie_word_embeddings) lm_head_ = at::empty({0}, t);
-  layers_.resize(config_.num_hidden_layers);
+  const int64_t q_out = c.num_attention_heads * c.head_dim;
+  const int64_t kv_out = c.num_key_value_heads * c.head_dim;
+  const int64_t inter = c.intermediate_size;
+  embed_tokens_ = at::empty({c.vocab_size, c.hidden_size}, t);
+  norm_ = at::empty({c.hidden_size}, t);
+  if (options.with_lm_head && !c.tie_word_embeddings) lm_head_ = at::empty({c.vocab_size, c.hidden_size}, t);
+  layers_.resize(c.num_hidden_layers);
   for (DecoderLayer& layer : layers_) {
-    layer.input_layernorm = at::empty({0}, t);
-    layer.post_attention_layernorm = at::empty({0}, t);
-    for (Linear* linear : {&layer.q_proj, &layer.k_proj, &layer.v_proj, &layer.o_proj,
-                           &layer.gate_proj, &layer.up_proj, &layer.down_proj}) {
-      linear->weight() = at::empty({0}, t);
+    layer.input_layernorm = at::empty({c.hidden_size}, t);
+    layer.post_attention_layernorm = at::empty({c.hidden_size}, t);
+    layer.qkv_weight = at::empty({q_out + 2 * kv_out, c.hidden_size}, t);
+    layer.q_proj.weight() = layer.qkv_weight.narrow(0, 0, q_out);
+    layer.k_proj.weight() = layer.qkv_weight.narrow(0, q_out, kv_out);
+    layer.v_proj.weight() = layer.qkv_weight.narrow(0, q_out + kv_out, kv_out);
+    if (c.attention_bias) {
+      layer.qkv_bias = at::empty({q_out + 2 * kv_out}, t);
+      layer.q_proj.bias() = layer.qkv_bias.narrow(0, 0, q_out);
+      layer.k_proj.bias() = layer.qkv_bias.narrow(0, q_out, kv_out);
+      layer.v_proj.bias() = layer.qkv_bias.narrow(0, q_out + kv_out, kv_out);
     }
-    if (config_.attention_bias) {
-      for (Linear* linear : {&layer.q_proj, &layer.k_proj, &layer.v_proj}) {
-        linear->bias() = at::empty({0}, t);
-      }
-    }
-    if (config_.mlp_bias) {
-      for (Linear* linear : {&layer.gate_proj, &layer.up_proj, &layer.down_proj}) {
-        linear->bias() = at::empty({0}, t);
-      }
+    layer.o_proj.weight() = at::empty({c.hidden_size, q_out}, t);
+    layer.gate_up_weight = at::empty({2 * inter, c.hidden_size}, t);
+    layer.gate_proj.weight() = layer.gate_up_weight.narrow(0, 0, inter);
+    layer.up_proj.weight() = layer.gate_up_weight.narrow(0, inter, inter);
+    layer.down_proj.weight() = at::empty({c.hidden_size, inter}, t);
+    if (c.mlp_bias) {
+      layer.gate_up_bias = at::empty({2 * inter}, t);
+      layer.gate_proj.bias() = layer.gate_up_bias.narrow(0, 0, inter);
+      layer.up_proj.bias() = layer.gate_up_bias.narrow(0, inter, inter);
+      layer.down_proj.bias() = at::empty({c.hidden_size}, t);
     }
   }
 }
@@ -112,7 +126,7 @@ absl::StatusOr<std::unique_ptr<CausalLM>> CausalLM::Load(const std::string& dir,
           "model ", dir, ": tensor ", name, " has shape [", absl::StrJoin(ShapeOf(loaded), ", "),
           "], config.json implies [", absl::StrJoin(expected.at(name), ", "), "]"));
     }
-    *param = loaded.to(options.device, options.dtype);
+    param->copy_(loaded);
   }
   return model;
 }
@@ -138,7 +152,7 @@ std::unique_ptr<CausalLM> CausalLM::RandomInit(const TransformerConfig& config, 
         config.pad_token_id < config.vocab_size) {
       value[config.pad_token_id].zero_();
     }
-    *params.at(name) = value.to(options.device, options.dtype);
+    params.at(name)->copy_(value);
   }
   return model;
 }
@@ -237,13 +251,77 @@ at::Tensor CausalLM::ForwardStep(const at::Tensor& input_ids, const at::Tensor& 
                                  KvCache& cache) const {
   at::Tensor hidden = Embed(input_ids);
   const auto [cos, sin] = rope_.CosSin(positions, hidden.scalar_type());
+  at::Tensor normed;
+  std::tie(hidden, normed) = AddRmsNorm(hidden, at::Tensor(), layers_.front().input_layernorm);
   for (size_t i = 0; i < layers_.size(); ++i) {
     const DecoderLayer& layer = layers_[i];
-    hidden = hidden + Attention(layer, i, RmsNorm(hidden, layer.input_layernorm), cos, sin,
-                                at::Tensor(), &cache);
-    hidden = hidden + Mlp(layer, RmsNorm(hidden, layer.post_attention_layernorm));
+    const at::Tensor attention = StepAttention(layer, i, normed, cos, sin, cache);
+    std::tie(hidden, normed) = AddRmsNorm(hidden, attention, layer.post_attention_layernorm);
+    const at::Tensor& next_norm = i + 1 < layers_.size() ? layers_[i + 1].input_layernorm : norm_;
+    std::tie(hidden, normed) = AddRmsNorm(hidden, StepMlp(layer, normed), next_norm);
   }
-  return RmsNorm(hidden, norm_);
+  return normed;
+}
+
+bool CausalLM::FusedStep(const at::Tensor& x) const {
+#ifdef ROLLOUT_WITH_CUDA
+  return x.is_cuda() && !at::GradMode::is_enabled();
+#else
+  (void)x;
+  return false;
+#endif
+}
+
+bool CausalLM::UsesGroup(std::initializer_list<const Linear*> linears, const at::Tensor& weight,
+                         const at::Tensor& bias) const {
+  for (const Linear* linear : linears) {
+    if (linear->has_adapter() && adapters_enabled_ && !linear->merged()) return false;
+    if (!linear->weight().is_alias_of(weight)) return false;
+    if (linear->bias().defined() != bias.defined()) return false;
+    if (bias.defined() && !linear->bias().is_alias_of(bias)) return false;
+  }
+  return true;
+}
+
+std::pair<at::Tensor, at::Tensor> CausalLM::AddRmsNorm(const at::Tensor& residual,
+                                                       const at::Tensor& delta,
+                                                       const at::Tensor& weight) const {
+#ifdef ROLLOUT_WITH_CUDA
+  if (FusedStep(residual)) return FusedAddRmsNorm(residual, delta, weight, config_.rms_norm_eps);
+#endif
+  const at::Tensor sum = delta.defined() ? residual + delta : residual;
+  return {sum, RmsNorm(sum, weight)};
+}
+
+at::Tensor CausalLM::StepAttention(const DecoderLayer& layer, int64_t index, const at::Tensor& x,
+                                   const at::Tensor& cos, const at::Tensor& sin,
+                                   KvCache& cache) const {
+#ifdef ROLLOUT_WITH_CUDA
+  if (FusedStep(x) && UsesGroup({&layer.q_proj, &layer.k_proj, &layer.v_proj}, layer.qkv_weight,
+                                layer.qkv_bias)) {
+    const int64_t q_heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads;
+    const int64_t dim = config_.head_dim;
+    const at::Tensor qkv = at::linear(x, layer.qkv_weight, layer.qkv_bias);  // [N, (Hq + 2 Hkv) D]
+    const auto [q, k] = FusedRopeQk(qkv, cos, sin, q_heads, kv_heads, dim);
+    const at::Tensor v = qkv.narrow(1, (q_heads + kv_heads) * dim, kv_heads * dim)
+                             .view({-1, kv_heads, dim});
+    const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
+    const at::Tensor out = cache.AppendAndAttend(index, q, k, v, scale);  // [N, Hq, D]
+    return Project(layer.o_proj, out.reshape({-1, q_heads * dim}));
+  }
+#endif
+  return Attention(layer, index, x, cos, sin, at::Tensor(), &cache);
+}
+
+at::Tensor CausalLM::StepMlp(const DecoderLayer& layer, const at::Tensor& x) const {
+#ifdef ROLLOUT_WITH_CUDA
+  if (FusedStep(x) && UsesGroup({&layer.gate_proj, &layer.up_proj}, layer.gate_up_weight,
+                                layer.gate_up_bias)) {
+    const at::Tensor gate_up = at::linear(x, layer.gate_up_weight, layer.gate_up_bias);
+    return Project(layer.down_proj, FusedSwigluHalves(gate_up));
+  }
+#endif
+  return Mlp(layer, x);
 }
 
 std::vector<std::pair<std::string, const Linear*>> CausalLM::NamedLinears() const {

@@ -22,6 +22,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <string>
@@ -36,11 +37,21 @@
 
 namespace rollout::models {
 
+// The weights of q_proj, k_proj and v_proj (and their biases) are row ranges of one
+// tensor, qkv_weight (qkv_bias), and those of gate_proj and up_proj of gate_up_weight
+// (gate_up_bias): the inference forward computes each group with one GEMM while the
+// linear layers alias its rows. Whoever replaces a linear layer's weight tensor
+// instead of writing into it (LoRA's Merge) breaks the aliasing; the forward then
+// notices and uses the layers one by one.
 struct DecoderLayer {
   at::Tensor input_layernorm;           // [H]
   at::Tensor post_attention_layernorm;  // [H]
   Linear q_proj, k_proj, v_proj, o_proj;
   Linear gate_proj, up_proj, down_proj;
+  at::Tensor qkv_weight;      // [(Hq + 2 Hkv) D, H]
+  at::Tensor qkv_bias;        // [(Hq + 2 Hkv) D]; undefined without attention_bias
+  at::Tensor gate_up_weight;  // [2 I, H]
+  at::Tensor gate_up_bias;    // [2 I]; undefined without mlp_bias
 };
 
 struct LoadOptions {
@@ -108,6 +119,20 @@ class CausalLM {
                        const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& mask,
                        KvCache* cache) const;
   at::Tensor Mlp(const DecoderLayer& layer, const at::Tensor& x) const;
+  // The inference step's attention and MLP: with fused kernels and one GEMM per
+  // aliased group (DecoderLayer) on CUDA while autograd is off, else as above.
+  at::Tensor StepAttention(const DecoderLayer& layer, int64_t index, const at::Tensor& x,
+                           const at::Tensor& cos, const at::Tensor& sin, KvCache& cache) const;
+  at::Tensor StepMlp(const DecoderLayer& layer, const at::Tensor& x) const;
+  // {residual + delta, RMSNorm(residual + delta)}; delta undefined: {residual, RMSNorm}.
+  std::pair<at::Tensor, at::Tensor> AddRmsNorm(const at::Tensor& residual, const at::Tensor& delta,
+                                               const at::Tensor& weight) const;
+  // Whether the step may use the fused kernels and groups for `x`.
+  bool FusedStep(const at::Tensor& x) const;
+  // Whether the linear layers still alias the fused group (weight, bias) and add nothing
+  // of their own (an enabled, unmerged adapter).
+  bool UsesGroup(std::initializer_list<const Linear*> linears, const at::Tensor& weight,
+                 const at::Tensor& bias) const;
   at::Tensor RmsNorm(const at::Tensor& x, const at::Tensor& weight) const;
   at::Tensor Project(const Linear& linear, const at::Tensor& x) const;
 

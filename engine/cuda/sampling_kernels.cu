@@ -33,7 +33,8 @@ __device__ __forceinline__ bool Before(Best a, Best b) {
   return a.score > b.score || (a.score == b.score && a.token < b.token);
 }
 
-// Log-sum-exp in progress: sum = sum_j exp(x_j - max).
+// Log-sum-exp in progress: sum = sum_j exp(x_j - max). It only feeds the log-prob
+// (compared with a tolerance), never the draw, so the fast exponential does.
 struct Lse {
   float max;
   float sum;
@@ -42,10 +43,10 @@ struct Lse {
 __device__ __forceinline__ Lse Add(Lse s, float v) {
   if (v == -INFINITY) return s;  // contributes 0; also keeps exp(-inf - -inf) out
   if (v > s.max) {
-    s.sum *= expf(s.max - v);
+    s.sum *= __expf(s.max - v);
     s.max = v;
   }
-  s.sum += expf(v - s.max);
+  s.sum += __expf(v - s.max);
   return s;
 }
 
@@ -53,7 +54,7 @@ __device__ __forceinline__ Lse Combine(Lse a, Lse b) {
   if (b.sum == 0.f) return a;
   if (a.sum == 0.f) return b;
   const float m = fmaxf(a.max, b.max);
-  return {m, a.sum * expf(a.max - m) + b.sum * expf(b.max - m)};
+  return {m, a.sum * __expf(a.max - m) + b.sum * __expf(b.max - m)};
 }
 
 struct RowState {
@@ -103,11 +104,12 @@ __global__ void __launch_bounds__(kThreads)
   const float t = temperature[row];
   const bool greedy = !(t > 0.f);
   const float scale = greedy ? 1.f : t;
+  const bool unit_scale = scale == 1.f;  // x / 1 is x: skip the division
   const uint64_t key =
       SamplingStreamKey(static_cast<uint64_t>(seed[row]), static_cast<uint64_t>(step[row]));
   RowState s = {{-INFINITY, kNoToken}, {-INFINITY, 0.f}};
   for (int64_t j = threadIdx.x; j < vocab; j += kThreads) {
-    const float v = ToFloat(x[j]) / scale;
+    const float v = unit_scale ? ToFloat(x[j]) : ToFloat(x[j]) / scale;
     s.lse = Add(s.lse, v);
     const float score =
         greedy ? v : v + SamplingGumbelFromKey(key, static_cast<uint32_t>(j));

@@ -1,0 +1,203 @@
+#include "models/cuda/decode_kernels.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+#include <initializer_list>
+
+namespace rollout::models::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+__device__ __forceinline__ float ToFloat(float v) { return v; }
+__device__ __forceinline__ float ToFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
+__device__ __forceinline__ float ToFloat(__half v) { return __half2float(v); }
+template <typename T> __device__ __forceinline__ T FromFloat(float v);
+template <> __device__ __forceinline__ float FromFloat<float>(float v) { return v; }
+template <> __device__ __forceinline__ __nv_bfloat16 FromFloat<__nv_bfloat16>(float v) {
+  return __float2bfloat16(v);
+}
+template <> __device__ __forceinline__ __half FromFloat<__half>(float v) { return __float2half(v); }
+
+__device__ __forceinline__ float Sigmoid(float x) { return 1.f / (1.f + __expf(-x)); }
+
+// N consecutive elements, loaded and stored with one instruction (16 bytes at most).
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
+
+// One block per row, thread t taking packs t, t + blockDim, ... The scaling pass reads
+// x again from where the first pass left it (the rounded sum, written by the same
+// thread, or the residual).
+template <typename T, int N>
+__global__ void AddRmsNorm(const T* __restrict__ residual, const T* __restrict__ delta,
+                           const T* __restrict__ weight, int64_t hidden, float eps, T* sum,
+                           T* __restrict__ normed) {
+  using P = Pack<T, N>;
+  __shared__ float warp_sums[32];
+  const int64_t packs = hidden / N;
+  const int64_t row = int64_t(blockIdx.x) * packs;
+  const P* r = reinterpret_cast<const P*>(residual) + row;
+  const P* d = delta != nullptr ? reinterpret_cast<const P*>(delta) + row : nullptr;
+  P* s = reinterpret_cast<P*>(sum) + row;
+  float squares = 0.f;
+  for (int64_t c = threadIdx.x; c < packs; c += blockDim.x) {
+    const P r_pack = r[c];
+    if (delta != nullptr) {
+      const P d_pack = d[c];
+      P s_pack;
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        s_pack.v[i] = FromFloat<T>(ToFloat(r_pack.v[i]) + ToFloat(d_pack.v[i]));
+        const float x = ToFloat(s_pack.v[i]);
+        squares += x * x;
+      }
+      s[c] = s_pack;
+    } else {
+#pragma unroll
+      for (int i = 0; i < N; ++i) squares += ToFloat(r_pack.v[i]) * ToFloat(r_pack.v[i]);
+    }
+  }
+  for (int offset = 16; offset > 0; offset >>= 1) squares += __shfl_xor_sync(0xffffffff, squares, offset);
+  if (threadIdx.x % 32 == 0) warp_sums[threadIdx.x / 32] = squares;
+  __syncthreads();
+  float total = 0.f;
+  for (int w = 0; w < int(blockDim.x / 32); ++w) total += warp_sums[w];
+  const float scale = rsqrtf(total / float(hidden) + eps);
+  const P* x = delta != nullptr ? s : r;
+  const P* w = reinterpret_cast<const P*>(weight);
+  P* out = reinterpret_cast<P*>(normed) + row;
+  for (int64_t c = threadIdx.x; c < packs; c += blockDim.x) {
+    const P x_pack = x[c], w_pack = w[c];
+    P o_pack;
+#pragma unroll
+    for (int i = 0; i < N; ++i) o_pack.v[i] = FromFloat<T>(ToFloat(x_pack.v[i]) * scale * ToFloat(w_pack.v[i]));
+    out[c] = o_pack;
+  }
+}
+
+// One block per token; its threads take the (q_heads + kv_heads) * dim rotated values.
+template <typename T>
+__global__ void RopeQk(const T* __restrict__ qkv, int64_t qkv_stride, const T* __restrict__ cos,
+                       const T* __restrict__ sin, int q_heads, int kv_heads, int dim,
+                       T* __restrict__ q_out, T* __restrict__ k_out) {
+  const int64_t token = blockIdx.x;
+  const int half = dim / 2;
+  const T* row = qkv + token * qkv_stride;  // k heads follow the q heads
+  const T* c = cos + token * dim;
+  const T* s = sin + token * dim;
+  for (int i = threadIdx.x; i < (q_heads + kv_heads) * dim; i += blockDim.x) {
+    const int head = i / dim, j = i % dim;
+    const T* x = row + head * dim;
+    const bool first = j < half;
+    float v = ToFloat(x[j]) * ToFloat(c[j]);
+    // rotate_half(x)[j] = -x[j + half] (first half), x[j - half] (second half)
+    const float rotated = first ? -ToFloat(x[j + half]) : ToFloat(x[j - half]);
+    v += rotated * ToFloat(s[j]);
+    if (head < q_heads) {
+      q_out[(token * q_heads + head) * dim + j] = FromFloat<T>(v);
+    } else {
+      k_out[(token * kv_heads + head - q_heads) * dim + j] = FromFloat<T>(v);
+    }
+  }
+}
+
+// Grid (column packs, tokens), both strided.
+template <typename T, int N>
+__global__ void SwigluHalves(const T* __restrict__ gate_up, int64_t tokens, int64_t width,
+                             T* __restrict__ out) {
+  using P = Pack<T, N>;
+  const int64_t packs = width / N;
+  for (int64_t token = blockIdx.y; token < tokens; token += gridDim.y) {
+    const P* gate = reinterpret_cast<const P*>(gate_up) + token * 2 * packs;
+    const P* up = gate + packs;
+    P* o = reinterpret_cast<P*>(out) + token * packs;
+    for (int64_t c = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; c < packs;
+         c += int64_t(gridDim.x) * blockDim.x) {
+      const P g_pack = gate[c], u_pack = up[c];
+      P o_pack;
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        const float g = ToFloat(g_pack.v[i]);
+        o_pack.v[i] = FromFloat<T>(g * Sigmoid(g) * ToFloat(u_pack.v[i]));
+      }
+      o[c] = o_pack;
+    }
+  }
+}
+
+template <typename Fn>
+void Dispatch(ElementType dtype, Fn&& fn) {
+  switch (dtype) {
+    case ElementType::kFloat32: return fn(float{});
+    case ElementType::kBFloat16: return fn(__nv_bfloat16{});
+    case ElementType::kFloat16: return fn(__half{});
+  }
+}
+
+// Whether rows of `width` elements of T at these addresses split into 16-byte packs.
+template <typename T>
+bool Packs16(int64_t width, std::initializer_list<const void*> pointers) {
+  if (width % (16 / sizeof(T)) != 0) return false;
+  for (const void* p : pointers) {
+    if (p != nullptr && reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
+void LaunchAddRmsNorm(ElementType dtype, const void* residual, const void* delta,
+                      const void* weight, int64_t rows, int64_t hidden, float eps, void* sum,
+                      void* normed, cudaStream_t stream) {
+  if (rows == 0) return;
+  Dispatch(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    constexpr int kPack = 16 / sizeof(T);
+    const bool packed = Packs16<T>(hidden, {residual, delta, weight, sum, normed});
+    const int64_t packs = packed ? hidden / kPack : hidden;
+    const int threads = static_cast<int>(packs >= 1024 ? 1024 : (packs + 31) / 32 * 32);
+    auto launch = [&](auto kernel) {
+      kernel<<<static_cast<unsigned>(rows), threads, 0, stream>>>(
+          static_cast<const T*>(residual), static_cast<const T*>(delta),
+          static_cast<const T*>(weight), hidden, eps, static_cast<T*>(sum), static_cast<T*>(normed));
+    };
+    packed ? launch(AddRmsNorm<T, kPack>) : launch(AddRmsNorm<T, 1>);
+  });
+}
+
+void LaunchRopeQk(ElementType dtype, const void* qkv, int64_t qkv_stride, const void* cos,
+                  const void* sin, int64_t tokens, int64_t q_heads, int64_t kv_heads, int64_t dim,
+                  void* q_out, void* k_out, cudaStream_t stream) {
+  if (tokens == 0) return;
+  Dispatch(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    RopeQk<T><<<static_cast<unsigned>(tokens), kThreads, 0, stream>>>(
+        static_cast<const T*>(qkv), qkv_stride, static_cast<const T*>(cos),
+        static_cast<const T*>(sin), int(q_heads), int(kv_heads), int(dim), static_cast<T*>(q_out),
+        static_cast<T*>(k_out));
+  });
+}
+
+void LaunchSwigluHalves(ElementType dtype, const void* gate_up, int64_t tokens, int64_t width,
+                        void* out, cudaStream_t stream) {
+  if (tokens == 0 || width == 0) return;
+  Dispatch(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    constexpr int kPack = 16 / sizeof(T);
+    const bool packed = Packs16<T>(width, {gate_up, out});
+    const int64_t packs = packed ? width / kPack : width;
+    const dim3 grid(static_cast<unsigned>((packs + kThreads - 1) / kThreads),
+                    static_cast<unsigned>(tokens < 65535 ? tokens : 65535));
+    auto launch = [&](auto kernel) {
+      kernel<<<grid, kThreads, 0, stream>>>(static_cast<const T*>(gate_up), tokens, width,
+                                            static_cast<T*>(out));
+    };
+    packed ? launch(SwigluHalves<T, kPack>) : launch(SwigluHalves<T, 1>);
+  });
+}
+
+}  // namespace rollout::models::cuda

@@ -1,0 +1,68 @@
+#include "models/fused_decode.h"
+
+#include <ATen/ATen.h>
+#include <ATen/cuda/CUDAContext.h>
+#include <c10/cuda/CUDAGuard.h>
+
+#include "models/cuda/decode_kernels.h"
+#include "models/fused_kernel_support.h"
+
+namespace rollout::models {
+
+std::pair<at::Tensor, at::Tensor> FusedAddRmsNorm(const at::Tensor& residual_in,
+                                                  const at::Tensor& delta_in,
+                                                  const at::Tensor& weight_in, double eps) {
+  const at::Tensor residual = residual_in.contiguous();
+  const at::Tensor weight = weight_in.contiguous();
+  const int64_t hidden = residual.size(-1);
+  TORCH_CHECK(weight.numel() == hidden && weight.scalar_type() == residual.scalar_type(),
+              "fused RMSNorm: weight must be [", hidden, "] ", residual.scalar_type());
+  const c10::cuda::CUDAGuard guard(residual.device());
+  at::Tensor delta, sum = residual;
+  if (delta_in.defined()) {
+    delta = delta_in.contiguous();
+    TORCH_CHECK(delta.sizes() == residual.sizes() && delta.scalar_type() == residual.scalar_type(),
+                "fused add + RMSNorm: residual and delta must match in shape and dtype");
+    sum = at::empty_like(residual);
+  }
+  at::Tensor normed = at::empty_like(residual);
+  cuda::LaunchAddRmsNorm(KernelElementType(residual.scalar_type()), residual.data_ptr(),
+                         delta.defined() ? delta.data_ptr() : nullptr, weight.data_ptr(),
+                         residual.numel() / hidden, hidden, static_cast<float>(eps),
+                         sum.data_ptr(), normed.data_ptr(), at::cuda::getCurrentCUDAStream());
+  return {sum, normed};
+}
+
+std::pair<at::Tensor, at::Tensor> FusedRopeQk(const at::Tensor& qkv_in, const at::Tensor& cos_in,
+                                              const at::Tensor& sin_in, int64_t q_heads,
+                                              int64_t kv_heads, int64_t dim) {
+  const at::Tensor qkv = qkv_in.stride(-1) == 1 ? qkv_in : qkv_in.contiguous();
+  TORCH_CHECK(qkv.dim() == 2 && qkv.size(1) == (q_heads + 2 * kv_heads) * dim,
+              "fused RoPE: qkv must be [N, ", (q_heads + 2 * kv_heads) * dim, "], got ", qkv.sizes());
+  const at::Tensor cos = cos_in.to(qkv.scalar_type()).contiguous();
+  const at::Tensor sin = sin_in.to(qkv.scalar_type()).contiguous();
+  const int64_t tokens = qkv.size(0);
+  TORCH_CHECK(cos.numel() == tokens * dim && sin.numel() == tokens * dim,
+              "fused RoPE: cos/sin must be [", tokens, ", ", dim, "]");
+  const c10::cuda::CUDAGuard guard(qkv.device());
+  at::Tensor q = at::empty({tokens, q_heads, dim}, qkv.options());
+  at::Tensor k = at::empty({tokens, kv_heads, dim}, qkv.options());
+  cuda::LaunchRopeQk(KernelElementType(qkv.scalar_type()), qkv.data_ptr(), qkv.stride(0),
+                     cos.data_ptr(), sin.data_ptr(), tokens, q_heads, kv_heads, dim, q.data_ptr(),
+                     k.data_ptr(), at::cuda::getCurrentCUDAStream());
+  return {q, k};
+}
+
+at::Tensor FusedSwigluHalves(const at::Tensor& gate_up_in) {
+  const at::Tensor gate_up = gate_up_in.contiguous();
+  TORCH_CHECK(gate_up.dim() == 2 && gate_up.size(1) % 2 == 0,
+              "fused SwiGLU: gate_up must be [N, 2 * width], got ", gate_up.sizes());
+  const int64_t width = gate_up.size(1) / 2;
+  const c10::cuda::CUDAGuard guard(gate_up.device());
+  at::Tensor out = at::empty({gate_up.size(0), width}, gate_up.options());
+  cuda::LaunchSwigluHalves(KernelElementType(gate_up.scalar_type()), gate_up.data_ptr(),
+                           gate_up.size(0), width, out.data_ptr(), at::cuda::getCurrentCUDAStream());
+  return out;
+}
+
+}  // namespace rollout::models

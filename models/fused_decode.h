@@ -1,0 +1,30 @@
+// The inference forward's fused CUDA kernels (models/cuda/decode_kernels.h) for
+// LibTorch tensors: CausalLM::ForwardStep takes them on CUDA tensors while autograd is
+// off. No autograd: callers must not need gradients through them. Only in CUDA builds.
+#pragma once
+
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <utility>
+
+namespace rollout::models {
+
+// residual, delta [N, H] and weight [H] of one dtype on one CUDA device -> {sum,
+// normed}: sum = residual + delta (rounded to the dtype) and normed = RMSNorm(sum).
+// With an undefined delta, sum is residual itself and normed = RMSNorm(residual).
+std::pair<at::Tensor, at::Tensor> FusedAddRmsNorm(const at::Tensor& residual,
+                                                  const at::Tensor& delta,
+                                                  const at::Tensor& weight, double eps);
+
+// qkv [N, (q_heads + 2 * kv_heads) * dim] (a fused q/k/v projection, rows of unit
+// column stride), cos/sin [N, dim] -> {q [N, q_heads, dim], k [N, kv_heads, dim]}
+// rotated, contiguous.
+std::pair<at::Tensor, at::Tensor> FusedRopeQk(const at::Tensor& qkv, const at::Tensor& cos,
+                                              const at::Tensor& sin, int64_t q_heads,
+                                              int64_t kv_heads, int64_t dim);
+
+// gate_up [N, 2 * width] (a fused gate/up projection) -> silu(gate) * up [N, width].
+at::Tensor FusedSwigluHalves(const at::Tensor& gate_up);
+
+}  // namespace rollout::models

@@ -1,0 +1,97 @@
+// The inference forward's fused kernels (models/fused_decode.h) against the ATen
+// formulation on the CPU, and CausalLM::ForwardStep with them (autograd off) against
+// the same step without them (autograd on: the layer-by-layer path).
+#include "models/fused_decode.h"
+
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+#include <gtest/gtest.h>
+
+#include "common/torch_compat.h"
+#include "models/causal_lm.h"
+#include "models/kv_cache.h"
+#include "models/rope.h"
+
+namespace rollout::models {
+namespace {
+
+float MaxDiff(const at::Tensor& a, const at::Tensor& b) {
+  return (a.cpu().to(at::kFloat) - b.cpu().to(at::kFloat)).abs().max().item<float>();
+}
+
+TEST(FusedAddRmsNorm, MatchesAddThenRmsNorm) {
+  at::manual_seed(1);
+  const at::Tensor residual = at::randn({5, 96}), delta = at::randn({5, 96}) * 2;
+  const at::Tensor weight = at::rand({96}) + 0.5;
+  const auto [sum, normed] = FusedAddRmsNorm(residual.cuda(), delta.cuda(), weight.cuda(), 1e-6);
+  const at::Tensor want_sum = residual + delta;
+  EXPECT_LT(MaxDiff(sum, want_sum), 1e-6);
+  EXPECT_LT(MaxDiff(normed, compat::RmsNorm(want_sum, weight, 1e-6)), 1e-5);
+  const auto [same, alone] = FusedAddRmsNorm(residual.cuda(), at::Tensor(), weight.cuda(), 1e-6);
+  EXPECT_EQ(MaxDiff(same, residual), 0.f);
+  EXPECT_LT(MaxDiff(alone, compat::RmsNorm(residual, weight, 1e-6)), 1e-5);
+}
+
+TEST(FusedAddRmsNorm, RoundsTheSumBeforeNormalisingInBFloat16) {
+  at::manual_seed(2);
+  const at::Tensor residual = at::randn({4, 64}).to(at::kBFloat16);
+  const at::Tensor delta = at::randn({4, 64}).to(at::kBFloat16);
+  const at::Tensor weight = (at::rand({64}) + 0.5).to(at::kBFloat16);
+  const auto [sum, normed] = FusedAddRmsNorm(residual.cuda(), delta.cuda(), weight.cuda(), 1e-6);
+  const at::Tensor want_sum = residual + delta;  // bfloat16, rounded
+  EXPECT_EQ(MaxDiff(sum, want_sum), 0.f);
+  EXPECT_LT(MaxDiff(normed, compat::RmsNorm(want_sum, weight, 1e-6)), 2e-2);
+}
+
+TEST(FusedRopeQk, MatchesRopeOfTheQueryAndKeyColumns) {
+  at::manual_seed(3);
+  const int64_t tokens = 6, q_heads = 4, kv_heads = 2, dim = 16;
+  const Rope rope(dim, 10000.0, RopeScaling());
+  const auto [cos, sin] = rope.CosSin(at::arange(tokens, at::kLong) * 7, at::kFloat);
+  const at::Tensor qkv = at::randn({tokens, (q_heads + 2 * kv_heads) * dim});
+  const auto [q, k] = FusedRopeQk(qkv.cuda(), cos.cuda(), sin.cuda(), q_heads, kv_heads, dim);
+  const at::Tensor want_q = Rope::Apply(qkv.narrow(1, 0, q_heads * dim).view({tokens, q_heads, dim}), cos, sin);
+  const at::Tensor want_k =
+      Rope::Apply(qkv.narrow(1, q_heads * dim, kv_heads * dim).reshape({tokens, kv_heads, dim}), cos, sin);
+  EXPECT_LT(MaxDiff(q, want_q), 1e-5);
+  EXPECT_LT(MaxDiff(k, want_k), 1e-5);
+}
+
+TEST(FusedSwigluHalves, MatchesSiluOfTheGateTimesTheUpHalf) {
+  at::manual_seed(4);
+  const at::Tensor gate_up = at::randn({3, 2 * 40}) * 3;
+  const at::Tensor want = at::silu(gate_up.narrow(1, 0, 40)) * gate_up.narrow(1, 40, 40);
+  EXPECT_LT(MaxDiff(FusedSwigluHalves(gate_up.cuda()), want), 1e-5);
+}
+
+// Two prompt tokens then one decode step through a DenseKvCache; returns the hidden
+// states of all three tokens.
+at::Tensor ThreeSteps(const CausalLM& model) {
+  const TransformerConfig& c = model.config();
+  const auto longs = at::TensorOptions().dtype(at::kLong).device(model.device());
+  DenseKvCache cache(c.num_hidden_layers, 2, c.num_key_value_heads, c.head_dim, 3,
+                     at::TensorOptions().device(model.device()));
+  cache.BeginStep(2);
+  const at::Tensor prompt = model.ForwardStep(at::tensor({279, 28, 290, 287}, longs),
+                                              at::tensor({0, 1, 0, 1}, longs), cache);
+  cache.BeginStep(1);
+  const at::Tensor step = model.ForwardStep(at::tensor({223, 19}, longs), at::tensor({2, 2}, longs), cache);
+  return at::cat({prompt, step});
+}
+
+TEST(CausalLmFusedStep, MatchesTheLayerByLayerStep) {
+  LoadOptions options;
+  options.device = c10::Device(c10::kCUDA, 0);
+  const auto model = CausalLM::Load("tests/data/tiny-qwen2", options).value();
+  at::Tensor fused;
+  {
+    c10::NoGradGuard no_grad;  // autograd off: fused kernels and groups
+    fused = ThreeSteps(*model);
+  }
+  const at::Tensor layered = ThreeSteps(*model).detach();  // autograd on: layer by layer
+  EXPECT_LT(MaxDiff(fused, layered), 1e-5);
+  EXPECT_GT(fused.abs().max().item<float>(), 0.f);
+}
+
+}  // namespace
+}  // namespace rollout::models

@@ -1,0 +1,113 @@
+// The paged attention kernel (through PagedKvCache on CUDA) against the CPU path
+// (blocks gathered, SDPA) on the same cache contents: a prefill chunk of many tokens
+// (each attends causally to its sequence so far) over scattered blocks, for the
+// Qwen2.5-0.5B head shape (14 query heads on 2 KV heads, head_dim 64) and others.
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <c10/core/GradMode.h>
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <numeric>
+#include <random>
+
+#include "engine/paged_kv_cache.h"
+
+namespace rollout::engine {
+namespace {
+
+struct Shape {
+  int64_t q_heads, kv_heads, head_dim;
+  at::ScalarType dtype;  // of the GPU run; the CPU reference runs in float32
+  float tolerance;
+};
+
+// Two sequences in one step: `first` tokens of row 0 (positions 0..first-1) and
+// `second` tokens of row 1 that continue a context of `cached` earlier tokens written
+// by a previous step. Blocks are handed out in a shuffled order. q, k and v are random
+// values representable in shape.dtype (the GPU run's), held in `dtype`.
+at::Tensor RunOn(c10::Device device, const Shape& shape, at::ScalarType dtype, int64_t first,
+                 int64_t cached, int64_t second, uint64_t seed) {
+  models::TransformerConfig config;
+  config.num_hidden_layers = 1;
+  config.num_attention_heads = shape.q_heads;
+  config.num_key_value_heads = shape.kv_heads;
+  config.head_dim = shape.head_dim;
+  const int64_t block_size = 16;
+  const int64_t blocks_0 = (first + block_size - 1) / block_size;
+  const int64_t blocks_1 = (cached + second + block_size - 1) / block_size;
+  std::vector<int32_t> order(blocks_0 + blocks_1);
+  std::iota(order.begin(), order.end(), 0);
+  std::shuffle(order.begin(), order.end(), std::mt19937(7));
+  const auto options = at::TensorOptions().dtype(dtype).device(device);
+  PagedKvCache cache(config, static_cast<int64_t>(order.size()), block_size, options);
+  const int64_t width = std::max(blocks_0, blocks_1);
+  std::vector<int32_t> tables(2 * width, 0);
+  std::copy(order.begin(), order.begin() + blocks_0, tables.begin());
+  std::copy(order.begin() + blocks_0, order.end(), tables.begin() + width);
+  auto slot = [&](int row, int64_t position) {
+    return int64_t(tables[row * width + position / block_size]) * block_size + position % block_size;
+  };
+  auto step = [&](const std::vector<int>& rows, const std::vector<int64_t>& positions) {
+    StepAttention attention;
+    std::vector<int64_t> slots;
+    for (size_t i = 0; i < rows.size(); ++i) slots.push_back(slot(rows[i], positions[i]));
+    attention.slot_mapping = at::tensor(slots, at::kLong).to(device);
+    attention.positions = at::tensor(positions, at::kLong).to(device);
+    attention.token_rows = at::tensor(std::vector<int32_t>(rows.begin(), rows.end()), at::kInt).to(device);
+    attention.block_tables = at::tensor(tables, at::kInt).view({2, width}).to(device);
+    // Host layout for the CPU path: tokens of a row are consecutive.
+    attention.row_token_begin = {0};
+    for (int row = 0; row < 2; ++row) {
+      const int64_t count = std::count(rows.begin(), rows.end(), row);
+      if (count == 0) continue;
+      attention.row_token_begin.push_back(attention.row_token_begin.back() + count);
+      int64_t last = 0;
+      for (size_t i = 0; i < rows.size(); ++i) if (rows[i] == row) last = positions[i];
+      attention.row_context.push_back(last + 1);
+      const int64_t used = last / block_size + 1;
+      attention.row_blocks.emplace_back(tables.begin() + row * width, tables.begin() + row * width + used);
+    }
+    at::Generator generator = at::detail::createCPUGenerator(seed + rows.size());
+    const int64_t n = static_cast<int64_t>(rows.size());
+    const at::Tensor q = at::randn({n, shape.q_heads, shape.head_dim}, generator).to(shape.dtype).to(options);
+    const at::Tensor k = at::randn({n, shape.kv_heads, shape.head_dim}, generator).to(shape.dtype).to(options);
+    const at::Tensor v = at::randn({n, shape.kv_heads, shape.head_dim}, generator).to(shape.dtype).to(options);
+    cache.BeginStep(&attention);
+    at::Tensor out = cache.AppendAndAttend(0, q, k, v, 1.0 / std::sqrt(double(shape.head_dim)));
+    cache.BeginStep(nullptr);
+    return out;
+  };
+  // Step 1: row 1's cached context alone. Step 2: row 0's prompt and row 1's new tokens.
+  std::vector<int> rows(cached, 1);
+  std::vector<int64_t> positions(cached);
+  std::iota(positions.begin(), positions.end(), 0);
+  step(rows, positions);
+  rows.assign(first, 0);
+  positions.resize(first);
+  std::iota(positions.begin(), positions.end(), 0);
+  for (int64_t i = 0; i < second; ++i) {
+    rows.push_back(1);
+    positions.push_back(cached + i);
+  }
+  return step(rows, positions).to(at::kCPU, at::kFloat);
+}
+
+TEST(PagedAttentionCuda, MatchesGatheredAttentionOnTheCpu) {
+  c10::NoGradGuard no_grad;
+  // Half-precision outputs are rounded: |out| < ~3 -> errors up to ~1e-2 (bfloat16).
+  const Shape shapes[] = {{14, 2, 64, at::kFloat, 1e-4f},   {14, 2, 64, at::kBFloat16, 2e-2f},
+                          {4, 2, 16, at::kFloat, 1e-4f},    {28, 4, 128, at::kHalf, 4e-3f},
+                          {8, 8, 80, at::kBFloat16, 2e-2f}, {16, 2, 96, at::kFloat, 1e-4f}};
+  for (const Shape& shape : shapes) {
+    SCOPED_TRACE(::testing::Message() << shape.q_heads << "/" << shape.kv_heads << " heads, dim "
+                                      << shape.head_dim << ", " << shape.dtype);
+    const at::Tensor want = RunOn(c10::Device(c10::kCPU), shape, at::kFloat, 37, 290, 3, 11);
+    const at::Tensor got = RunOn(c10::Device(c10::kCUDA, 0), shape, shape.dtype, 37, 290, 3, 11);
+    ASSERT_EQ(got.sizes(), want.sizes());
+    EXPECT_LT((got - want).abs().max().item<float>(), shape.tolerance);
+  }
+}
+
+}  // namespace
+}  // namespace rollout::engine
