@@ -14,6 +14,7 @@
 #include "controller/ppo_step.h"
 #include "controller/ppo_worker_calls.h"
 #include "controller/trainer_common.h"
+#include "controller/weight_sync.h"
 
 namespace rollout::controller {
 namespace {
@@ -115,12 +116,14 @@ absl::StatusOr<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(const PpoTrainerS
                                                       .set_horizon(kl.horizon())
                                                       .set_target_kl(kl.target_kl())));
   }
-  // Each pool once: colocated roles are initialised together in their processes.
+  // Each pool once: colocated roles are initialised together in their processes, and a
+  // separate rollout's workers join the weight-sync group with the actor's.
   std::vector<WorkerGroup*> pools;
   for (WorkerGroup* group : {groups.policy, groups.rollout, groups.ref, groups.critic}) {
     if (group != nullptr && std::find(pools.begin(), pools.end(), group) == pools.end()) pools.push_back(group);
   }
-  for (WorkerGroup* pool : pools) RETURN_IF_ERROR(InitRoles(*pool, trainer->total_steps_));
+  ASSIGN_OR_RETURN(trainer->weight_transport_,
+                   InitRolesWithWeightSync(pools, *groups.policy, *groups.rollout, trainer->total_steps_));
   std::vector<CheckpointedRole> roles = {{"actor", groups.policy}};
   if (groups.critic != nullptr) roles.push_back({"critic", groups.critic});
   ASSIGN_OR_RETURN(trainer->checkpoints_, TrainerCheckpoints::Create(recipe, std::move(roles)));
@@ -281,7 +284,8 @@ absl::Status PpoTrainer::UpdateModels(const Batch& batch, std::map<std::string, 
 
 absl::Status PpoTrainer::SyncRolloutWeights(std::map<std::string, double>* metrics) {
   if (!rollout_weights_stale_) return absl::OkStatus();
-  RETURN_IF_ERROR(Timed("update_weights", metrics, [&] { return SendWeights(*setup_.policy, *setup_.rollout); }));
+  RETURN_IF_ERROR(Timed("update_weights", metrics,
+                        [&] { return SendWeights(*setup_.policy, *setup_.rollout, weight_transport_); }));
   rollout_weights_stale_ = false;
   return absl::OkStatus();
 }

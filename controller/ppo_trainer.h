@@ -33,6 +33,7 @@
 #include "controller/dataset.h"
 #include "controller/metrics_logger.h"
 #include "controller/trainer_checkpoints.h"
+#include "controller/weight_sync.h"
 #include "controller/worker_group.h"
 #include "proto/recipe.pb.h"
 #include "rewards/reward_runner.h"
@@ -44,7 +45,8 @@ struct PpoTrainerSetup {
   WorkerGroup* policy = nullptr;             // hosts the actor
   // Host the rollout and the reference policy: the policy group when colocated (null
   // means that too), else another pool's. A separate rollout gets the actor's weights
-  // (rollout.update_weights) before it generates with weights it has not seen.
+  // (weight_sync.h: by broadcast, or relayed) before it generates with weights it has
+  // not seen.
   WorkerGroup* rollout = nullptr;
   WorkerGroup* ref = nullptr;
   WorkerGroup* critic = nullptr;             // hosts the critic; required by gae only
@@ -116,6 +118,7 @@ class PpoTrainer {
   // Whether a separate rollout's weights may differ from the actor's: at the start (a
   // warm start or a checkpoint may have changed the actor) and after each update.
   bool rollout_weights_stale_ = false;
+  WeightTransport weight_transport_ = WeightTransport::kColocated;
 };
 
 }  // namespace rollout::controller

@@ -79,11 +79,6 @@ absl::StatusOr<std::map<std::string, double>> UpdateActor(WorkerGroup& policy, c
   return TrainOnShards(policy, "actor.update_actor", update);
 }
 
-absl::Status SendWeights(WorkerGroup& actor, WorkerGroup& rollout) {
-  ASSIGN_OR_RETURN(const Batch weights, actor.CallRankZero("actor.get_weights", Batch()));
-  return rollout.CallAll("rollout.update_weights", weights).status();
-}
-
 bool ActorUpdatesAt(int64_t step, int64_t critic_warmup) { return step > critic_warmup; }
 
 }  // namespace rollout::controller

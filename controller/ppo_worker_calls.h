@@ -38,12 +38,6 @@ absl::StatusOr<std::map<std::string, double>> UpdateCritic(WorkerGroup& critic, 
 absl::StatusOr<std::map<std::string, double>> UpdateActor(WorkerGroup& policy, const Batch& batch,
                                                           bool use_kl_loss);
 
-// Weight sync to a rollout in another pool: actor.get_weights on the actor's rank 0
-// (every rank holds the same weights), then rollout.update_weights on every rollout
-// worker. Through the controller over gRPC — the CPU path; GPU pools would rather
-// broadcast over NCCL.
-absl::Status SendWeights(WorkerGroup& actor, WorkerGroup& rollout);
-
 // Critic warmup: the actor first updates at step critic_warmup + 1 (steps count from 1),
 // after critic_warmup steps that train only the critic, as verl documents
 // trainer.critic_warmup. (verl's code tests critic_warmup <= global_steps, which

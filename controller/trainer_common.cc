@@ -25,10 +25,14 @@ bool ValidatesAfter(const config::TrainerConfig& trainer, int64_t step, int64_t 
   return step == total_steps || (trainer.test_freq() > 0 && step % trainer.test_freq() == 0);
 }
 
-absl::Status InitRoles(WorkerGroup& group, int64_t total_training_steps) {
+Batch InitRolesInput(int64_t total_training_steps) {
   Batch init;
   init.SetMeta("total_training_steps", absl::StrCat(total_training_steps));
-  return group.CallAll("worker.init_roles", init).status();
+  return init;
+}
+
+absl::Status InitRoles(WorkerGroup& group, int64_t total_training_steps) {
+  return group.CallAll("worker.init_roles", InitRolesInput(total_training_steps)).status();
 }
 
 }  // namespace rollout::controller

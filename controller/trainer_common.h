@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/batch.h"
 #include "controller/dataset.h"
 #include "controller/worker_group.h"
 #include "proto/recipe.pb.h"
@@ -22,6 +23,9 @@ int64_t TotalTrainingSteps(const config::TrainerConfig& trainer, int64_t steps_p
 
 // Validation runs after `step` when trainer.test_freq divides it or it is the last step.
 bool ValidatesAfter(const config::TrainerConfig& trainer, int64_t step, int64_t total_steps);
+
+// worker.init_roles' input: the LR schedules' horizon.
+Batch InitRolesInput(int64_t total_training_steps);
 
 // worker.init_roles on every worker of `group`, with the LR schedules' horizon.
 absl::Status InitRoles(WorkerGroup& group, int64_t total_training_steps);

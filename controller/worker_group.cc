@@ -62,4 +62,16 @@ absl::StatusOr<Batch> WorkerGroup::CallRankZero(const std::string& method, const
   return workers_.front()->Call(method, input);
 }
 
+absl::Status RunConcurrently(const std::vector<std::function<absl::Status()>>& calls) {
+  std::vector<absl::Status> results(calls.size());
+  std::vector<std::thread> threads;
+  threads.reserve(calls.size());
+  for (size_t i = 0; i < calls.size(); ++i) {
+    threads.emplace_back([&, i] { results[i] = calls[i](); });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (const absl::Status& result : results) RETURN_IF_ERROR(result);
+  return absl::OkStatus();
+}
+
 }  // namespace rollout::controller

@@ -12,6 +12,7 @@
 // still finish or are cancelled by RunHealth). Thread-compatible.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -46,5 +47,10 @@ class WorkerGroup {
   std::string pool_;
   std::vector<WorkerClient*> workers_;
 };
+
+// Runs each of `calls` on a thread of its own and waits for all of them: for calls on
+// several groups that meet in one collective (each blocks until all have arrived).
+// Returns the first error in the order of `calls`.
+absl::Status RunConcurrently(const std::vector<std::function<absl::Status()>>& calls);
 
 }  // namespace rollout::controller

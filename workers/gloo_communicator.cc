@@ -1,6 +1,7 @@
 #include "workers/gloo_communicator.h"
 
 #include <gloo/allreduce.h>
+#include <gloo/broadcast.h>
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
 #include <gloo/rendezvous/store.h>
@@ -10,6 +11,7 @@
 #include <stdexcept>
 
 #include "absl/strings/str_cat.h"
+#include "common/status_macros.h"
 
 namespace rollout::workers {
 namespace {
@@ -76,6 +78,25 @@ class GlooCommunicator final : public Communicator {
       } catch (const std::exception& e) {
         return absl::UnavailableError(absl::StrCat("all-reduce in group ", group_, " (rank ", rank(), " of ",
                                                    world_size(), "): ", e.what()));
+      }
+    }
+    return absl::OkStatus();
+  }
+
+  absl::Status Broadcast(const std::vector<at::Tensor>& tensors, int root) override {
+    RETURN_IF_ERROR(CheckBroadcastArguments(tensors, root, world_size(), c10::Device(c10::kCPU), group_));
+    for (const at::Tensor& tensor : tensors) {
+      if (tensor.numel() == 0) continue;
+      gloo::BroadcastOptions options(context_);
+      // A broadcast copies bytes and computes nothing, so the element type only sets
+      // their size; bytes also serve bfloat16, for which Gloo has no type.
+      options.setOutput(static_cast<uint8_t*>(tensor.data_ptr()), tensor.nbytes());
+      options.setRoot(root);
+      try {
+        gloo::broadcast(options);
+      } catch (const std::exception& e) {
+        return absl::UnavailableError(absl::StrCat("broadcast from rank ", root, " in group ", group_, " (rank ",
+                                                   rank(), " of ", world_size(), "): ", e.what()));
       }
     }
     return absl::OkStatus();

@@ -1,5 +1,5 @@
-// The Communicator (communicator.h) of CPU pools: Gloo's ring all-reduce over TCP,
-// connected through the run's rendezvous store.
+// The Communicator (communicator.h) of CPU workers: Gloo's ring all-reduce and its
+// broadcast over TCP, connected through the run's rendezvous store.
 #pragma once
 
 #include <memory>

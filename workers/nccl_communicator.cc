@@ -18,6 +18,21 @@ absl::Status NcclStatus(ncclResult_t result, absl::string_view what) {
                                           ncclGetErrorString(result), ")"));
 }
 
+// NCCL's name for a dtype CheckBroadcastArguments accepts (it admits no other).
+ncclDataType_t NcclType(at::ScalarType dtype) {
+  switch (dtype) {
+    case at::kFloat: return ncclFloat32;
+    case at::kBFloat16: return ncclBfloat16;
+    case at::kHalf: return ncclFloat16;
+    case at::kDouble: return ncclFloat64;
+    case at::kLong: return ncclInt64;
+    case at::kInt: return ncclInt32;
+    case at::kByte:
+    default:
+      return ncclUint8;
+  }
+}
+
 class NcclCommunicator final : public Communicator {
  public:
   NcclCommunicator(ncclComm_t comm, const CommunicatorOptions& options)
@@ -49,6 +64,25 @@ class NcclCommunicator final : public Communicator {
       }
     }
     return NcclStatus(ncclGroupEnd(), absl::StrCat("all-reduce in group ", options_.group));
+  }
+
+  absl::Status Broadcast(const std::vector<at::Tensor>& tensors, int root) override {
+    RETURN_IF_ERROR(CheckBroadcastArguments(tensors, root, options_.world_size, options_.device, options_.group));
+    const std::string what = absl::StrCat("broadcast from rank ", root, " in group ", options_.group);
+    const c10::cuda::CUDAGuard guard(options_.device);
+    const cudaStream_t stream = c10::cuda::getCurrentCUDAStream(options_.device.index()).stream();
+    RETURN_IF_ERROR(NcclStatus(ncclGroupStart(), "ncclGroupStart"));
+    for (const at::Tensor& tensor : tensors) {
+      // In place: the root sends from the buffer every rank receives into.
+      const ncclResult_t result = ncclBroadcast(tensor.data_ptr(), tensor.data_ptr(),
+                                                static_cast<size_t>(tensor.numel()),
+                                                NcclType(tensor.scalar_type()), root, comm_, stream);
+      if (result != ncclSuccess) {
+        ncclGroupEnd();
+        return NcclStatus(result, what);
+      }
+    }
+    return NcclStatus(ncclGroupEnd(), what);
   }
 
  private:

@@ -1,5 +1,5 @@
-// The Communicator (communicator.h) of CUDA pools: NCCL all-reduce on the tensors'
-// current CUDA stream; rank 0's unique id reaches the others through the rendezvous
+// The Communicator (communicator.h) of CUDA workers: NCCL all-reduce and broadcast on
+// the device's current CUDA stream; rank 0's unique id reaches the others through the rendezvous
 // store. Built only with ROLLOUT_WITH_NCCL.
 #pragma once
 

@@ -395,13 +395,7 @@ absl::Status PolicyWorker::RegisterMethods(MethodRegistry* registry) {
     RETURN_IF_ERROR(registry->Register("actor.wait_checkpoint",
                                        [this](const Batch& in) { return WaitCheckpoint(in); }));
   }
-  if (Hosts("actor") && actor_ != nullptr) {
-    RETURN_IF_ERROR(registry->Register("actor.get_weights", [this](const Batch&) { return GetWeights(); }));
-  }
-  if (engine_ != nullptr && !Hosts("actor")) {
-    RETURN_IF_ERROR(registry->Register("rollout.update_weights",
-                                       [this](const Batch& in) { return UpdateWeights(in); }));
-  }
+  RETURN_IF_ERROR(RegisterWeightSyncMethods(registry));
   if (Hosts("ref")) {
     RETURN_IF_ERROR(registry->Register("ref.compute_ref_log_prob",
                                        [this](const Batch& in) { return ComputeRefLogProb(in); }));

@@ -41,6 +41,11 @@
 //   actor.get_weights           -> the actor's trained tensors
 //   rollout.update_weights      the same columns -> empty; copies them into the
 //                               rollout's model (a process without the actor role)
+// or, when the worker belongs to a weight-sync group (weight_broadcast.h), by a
+// collective broadcast of the same tensors, which the actor's rank 0 and every rollout
+// worker call at the same time (rollout.update_weights is then not registered):
+//   actor.broadcast_weights     -> empty; sends them to the group
+//   rollout.receive_weights     -> empty; copies them into the rollout's model
 // A role this process does not host has no methods.
 #pragma once
 
@@ -78,6 +83,10 @@ struct PolicyWorkerSetup {
   // With world > 1: the pool's data-parallel group, which averages the learners'
   // gradients. Not owned; outlives the worker.
   Communicator* data_parallel = nullptr;
+  // The weight-sync group of an actor's rank 0 and a rollout in another pool
+  // (weight_broadcast.h), when this worker belongs to one. Not owned; outlives the
+  // worker.
+  Communicator* weight_sync = nullptr;
   // The LR schedule's horizon when actor.optim.total_training_steps is -1 (the
   // controller knows it from the data).
   int64_t total_training_steps = 0;
@@ -108,6 +117,10 @@ class PolicyWorker {
   absl::StatusOr<Batch> GetWeights();
   // InvalidArgument naming the tensor for a missing, extra or misshapen column.
   absl::StatusOr<Batch> UpdateWeights(const Batch& input);
+  // FailedPrecondition when the rollout's tensors differ from the actor's (on every
+  // rank of the group: weight_broadcast.h).
+  absl::StatusOr<Batch> BroadcastWeights();
+  absl::StatusOr<Batch> ReceiveWeights();
 
   models::CausalLM& model() { return *model_; }
 
@@ -130,6 +143,8 @@ class PolicyWorker {
   RoleCheckpoint ActorCheckpoint();
   absl::StatusOr<PolicyBatch> SftBatchFrom(const Batch& input) const;
   absl::Status CreateEngine();
+  // The weight-sync methods the hosted roles take part in (policy_worker_weights.cc).
+  absl::Status RegisterWeightSyncMethods(MethodRegistry* registry);
   // After every change of the policy's weights (updates, checkpoint loads).
   void WeightsChanged();
   engine::SamplingParams SamplingFor(bool validate, int32_t n, uint64_t seed) const;

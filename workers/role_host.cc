@@ -7,8 +7,10 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/logging.h"
 #include "common/status_macros.h"
 #include "workers/diagnostic_methods.h"
+#include "workers/weight_broadcast.h"
 
 namespace rollout::workers {
 namespace {
@@ -47,9 +49,12 @@ absl::StatusOr<Batch> RoleHost::InitRoles(const Batch& input) {
   // process; from the recipe instead, runs repeat, and checkpoints continue the stream.
   at::manual_seed(static_cast<uint64_t>(recipe_.trainer().seed()));
   RETURN_IF_ERROR(JoinDataParallelGroup());
+  ASSIGN_OR_RETURN(const std::string weight_sync, JoinWeightSyncGroup(input));
   RETURN_IF_ERROR(InitPolicy(total_training_steps));
   RETURN_IF_ERROR(InitCritic(total_training_steps));
-  return Batch();
+  Batch reply;
+  if (!weight_sync.empty()) reply.SetMeta("weight_sync", weight_sync);
+  return reply;
 }
 
 absl::Status RoleHost::JoinDataParallelGroup() {
@@ -68,6 +73,34 @@ absl::Status RoleHost::JoinDataParallelGroup() {
   return absl::OkStatus();
 }
 
+absl::StatusOr<std::string> RoleHost::JoinWeightSyncGroup(const Batch& init) {
+  ASSIGN_OR_RETURN(const std::optional<WeightSyncMembership> membership,
+                   WeightSyncMembershipFrom(init, options_.pool, options_.rank));
+  if (!membership.has_value()) return std::string();
+  if (!HasCollectivesFor(options_.device)) {
+    // A CUDA build without Gloo on a CPU pool: every member (the same binary) decides
+    // so, before any of them waits for the others.
+    ROLLOUT_LOG(INFO) << "weight-sync group " << membership->group << ": this build has no collectives for "
+                      << options_.device.str() << "; the weights come through the controller (gRPC relay)";
+    return std::string("relay");
+  }
+  if (options_.rendezvous == nullptr) {
+    return absl::FailedPreconditionError(absl::StrCat("worker.init_roles: weight-sync group ", membership->group,
+                                                      " but no rendezvous to meet at"));
+  }
+  CommunicatorOptions communicator;
+  communicator.group = membership->group;
+  communicator.rank = membership->rank;
+  communicator.world_size = membership->world_size;
+  communicator.device = options_.device;
+  communicator.hostname = options_.collective_address;
+  ASSIGN_OR_RETURN(weight_sync_, CreateCommunicator(communicator, options_.rendezvous));
+  ROLLOUT_LOG(INFO) << "joined weight-sync group " << membership->group << " as rank " << membership->rank
+                    << " of " << membership->world_size << " ("
+                    << (membership->rank == 0 ? "sends the actor's weights" : "receives the actor's weights") << ")";
+  return std::string("broadcast");
+}
+
 absl::Status RoleHost::InitPolicy(int64_t total_training_steps) {
   PolicyWorkerSetup setup;
   setup.recipe = recipe_;
@@ -75,6 +108,7 @@ absl::Status RoleHost::InitPolicy(int64_t total_training_steps) {
   setup.rank = options_.rank;
   setup.world = options_.world;
   setup.data_parallel = data_parallel_.get();
+  setup.weight_sync = weight_sync_.get();
   setup.total_training_steps = total_training_steps;
   for (const std::string& role : options_.roles) {
     if (role == "actor" || role == "rollout" || role == "ref") setup.roles.push_back(role);

@@ -3,7 +3,12 @@
 // with the registration reply, and loading models can take long, so the controller
 // starts every worker first and then initialises them together.
 //
-//   worker.init_roles   meta total_training_steps (the LR schedules' horizon) -> empty;
+//   worker.init_roles   meta total_training_steps (the LR schedules' horizon) and
+//                       optionally a weight-sync group (weight_broadcast.h) -> meta
+//                       weight_sync: "broadcast" when this worker joined that group,
+//                       "relay" when it is a member but this build has no
+//                       collectives for its device (the weights then go through the
+//                       controller), absent when it is no member;
 //                       creates the hosted roles (actor, rollout and ref:
 //                       policy_worker.h; critic: critic_worker.h) and registers
 //                       their methods (with the policy, also
@@ -11,7 +16,8 @@
 //                       after seeding LibTorch's default generators with trainer.seed;
 //                       in a pool of several workers it first joins the pool's
 //                       data-parallel group (communicator.h), which every worker of
-//                       the pool does in the same call
+//                       the pool does in the same call; then the weight-sync group,
+//                       which every member (of two pools) joins in the same call
 //
 // Thread-safe: SetRecipe may race with the first worker.init_roles call, which waits
 // for it.
@@ -41,8 +47,9 @@ struct RoleHostOptions {
   std::string pool;  // names the data-parallel group
   int rank = 0;
   int world = 1;
-  // With world > 1: where the pool's workers meet (not owned, outlives the host), and
-  // the address this worker accepts its peers' Gloo connections on.
+  // With world > 1 or in a weight-sync group: where the group's workers meet (not
+  // owned, outlives the host), and the address this worker accepts its peers' Gloo
+  // connections on.
   RendezvousClient* rendezvous = nullptr;
   std::string collective_address = "127.0.0.1";
 };
@@ -66,6 +73,9 @@ class RoleHost {
 
   // Joins the pool's data-parallel group when it has several workers.
   absl::Status JoinDataParallelGroup();
+  // Joins the weight-sync group `init` asks this worker into; returns the reply's
+  // weight_sync meta (see above).
+  absl::StatusOr<std::string> JoinWeightSyncGroup(const Batch& init);
 
   const RoleHostOptions options_;
   MethodRegistry* const registry_;
@@ -73,6 +83,7 @@ class RoleHost {
   absl::Notification recipe_set_;
   bool initialised_ = false;
   std::unique_ptr<Communicator> data_parallel_;  // null on a pool of one
+  std::unique_ptr<Communicator> weight_sync_;    // null unless this worker joined one
   std::unique_ptr<PolicyWorker> policy_;
   std::unique_ptr<CriticWorker> critic_;
 };

@@ -21,8 +21,8 @@ namespace {
 
 using testing::CommandResult;
 using testing::LetterRows;
-using testing::ReadJsonLines;
 using testing::RolloutIn;
+using testing::StepMetrics;
 
 const std::string kSource = ROLLOUT_SOURCE_DIR;
 
@@ -40,14 +40,6 @@ std::vector<std::string> PpoArgs(const std::string& name, const std::vector<std:
       std::string("reward.plugin=") + MISBEHAVING_PLUGIN_PATH};
   args.insert(args.end(), keys.begin(), keys.end());
   return args;
-}
-
-std::map<int, nlohmann::json> StepMetrics(const std::string& dir, const std::string& name) {
-  std::map<int, nlohmann::json> steps;
-  for (const nlohmann::json& line : ReadJsonLines(absl::StrCat(dir, "/jsonl_log/rollout_demo/", name, "/metrics.jsonl"))) {
-    steps[line["step"].get<int>()] = line;
-  }
-  return steps;
 }
 
 std::string Contents(const std::string& path) {

@@ -25,8 +25,8 @@ namespace {
 
 using testing::CommandResult;
 using testing::LetterRows;
-using testing::ReadJsonLines;
 using testing::RolloutIn;
+using testing::StepMetrics;
 using ::testing::HasSubstr;
 using ::testing::Not;
 
@@ -55,17 +55,6 @@ std::string Contents(const std::string& path) {
 }
 
 bool Exists(const std::string& path) { return DefaultFileSystem()->Stat(path).value().exists; }
-
-// The metrics of each step of a run's JSON-lines log (the last line of a step wins: a
-// resumed run appends to the log of the run it continues).
-std::map<int, nlohmann::json> StepMetrics(const std::string& dir, const std::string& name) {
-  std::map<int, nlohmann::json> steps;
-  const std::string path = absl::StrCat(dir, "/jsonl_log/rollout_demo/", name, "/metrics.jsonl");
-  for (const nlohmann::json& line : ReadJsonLines(path)) {
-    steps[line["step"].get<int>()] = line;
-  }
-  return steps;
-}
 
 // Every metric but wall-clock ones must be equal (the same doubles, not close ones).
 void ExpectSameMetrics(const nlohmann::json& expected, const nlohmann::json& actual, int step) {

@@ -16,7 +16,6 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -33,18 +32,14 @@ namespace rollout {
 namespace {
 
 using testing::CommandResult;
+using testing::Device;
 using testing::LetterRows;
-using testing::ReadJsonLines;
 using testing::RolloutIn;
+using testing::StepMetrics;
 using ::testing::HasSubstr;
 
 const std::string kSource = ROLLOUT_SOURCE_DIR;
 const std::string kFixture = kSource + "/tests/data/tiny-qwen2";
-
-std::string Device() {
-  const char* device = std::getenv("ROLLOUT_E2E_DEVICE");
-  return device != nullptr ? device : "cpu";
-}
 
 // The largest relative update difference between one and two workers: measured below
 // 1e-3 on the CPU and 0.010 / 0.0046 (steps 2 / 4) on two H200s, where GPU kernels round
@@ -96,14 +91,6 @@ double RelativeUpdateDifference(const std::string& a_path, const std::string& b_
   }
   EXPECT_GT(update, 0) << "the run did not change the weights";
   return std::sqrt(difference / update);
-}
-
-std::map<int, nlohmann::json> StepMetrics(const std::string& dir, const std::string& name) {
-  std::map<int, nlohmann::json> steps;
-  for (const nlohmann::json& line : ReadJsonLines(absl::StrCat(dir, "/jsonl_log/rollout_demo/", name, "/metrics.jsonl"))) {
-    steps[line["step"].get<int>()] = line;
-  }
-  return steps;
 }
 
 TEST(DataParallelTrain, TwoWorkersTrainLikeOneAndTheirCheckpointResumesOnOne) {

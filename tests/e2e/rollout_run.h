@@ -2,7 +2,9 @@
 // the run's logs and checkpoints go) and read the JSON-lines metrics it writes.
 #pragma once
 
+#include <cstdlib>
 #include <fstream>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -44,6 +46,24 @@ inline std::vector<nlohmann::json> ReadJsonLines(const std::string& path) {
   std::vector<nlohmann::json> lines;
   for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
   return lines;
+}
+
+// The metrics of each step of the run `name`'s JSON-lines log under `dir` (the last
+// line of a step wins: a resumed run appends to the log of the run it continues).
+inline std::map<int, nlohmann::json> StepMetrics(const std::string& dir, const std::string& name) {
+  std::map<int, nlohmann::json> steps;
+  const std::string path = absl::StrCat(dir, "/jsonl_log/rollout_demo/", name, "/metrics.jsonl");
+  for (const nlohmann::json& line : ReadJsonLines(path)) {
+    steps[line["step"].get<int>()] = line;
+  }
+  return steps;
+}
+
+// The device the end-to-end runs train on: cpu, or what ROLLOUT_E2E_DEVICE names
+// (cuda: one GPU per worker).
+inline std::string Device() {
+  const char* device = std::getenv("ROLLOUT_E2E_DEVICE");
+  return device != nullptr ? device : "cpu";
 }
 
 }  // namespace rollout::testing

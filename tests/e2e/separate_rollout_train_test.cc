@@ -1,13 +1,13 @@
 // The rollout and the reference policy in a pool of their own (verl's split
-// placement): the actor's weights reach the rollout worker after every update
-// (rollout.update_weights, through the controller) and training gives the same results
-// as with every role colocated — on the CPU the same metrics and the same bytes of the
-// trained weights, full or LoRA (whose sync sends the adapters alone).
+// placement): the actor's weights reach the rollout worker after every update by a
+// broadcast from the actor's rank 0 (Gloo on the CPU, NCCL on GPUs; not through the
+// controller) and training gives the same results as with every role colocated — on
+// the CPU the same metrics and the same bytes of the trained weights, full or LoRA
+// (whose sync sends the adapters alone).
 // ROLLOUT_E2E_DEVICE=cuda runs the same on GPUs (by hand: not a ctest).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -24,18 +24,13 @@ namespace rollout {
 namespace {
 
 using testing::CommandResult;
+using testing::Device;
 using testing::LetterRows;
-using testing::ReadJsonLines;
 using testing::RolloutIn;
+using testing::StepMetrics;
 using ::testing::HasSubstr;
 
 const std::string kSource = ROLLOUT_SOURCE_DIR;
-
-// cpu, or what ROLLOUT_E2E_DEVICE names (cuda: one GPU per pool).
-std::string Device() {
-  const char* device = std::getenv("ROLLOUT_E2E_DEVICE");
-  return device != nullptr ? device : "cpu";
-}
 
 std::vector<std::string> SeparatePools() {
   return {"resource_pools.train.device=" + Device(), "resource_pools.generate.device=" + Device(),
@@ -58,14 +53,6 @@ std::vector<std::string> GrpoArgs(const std::string& name, const std::vector<std
   return args;
 }
 
-std::map<int, nlohmann::json> StepMetrics(const std::string& dir, const std::string& name) {
-  std::map<int, nlohmann::json> steps;
-  for (const nlohmann::json& line : ReadJsonLines(absl::StrCat(dir, "/jsonl_log/rollout_demo/", name, "/metrics.jsonl"))) {
-    steps[line["step"].get<int>()] = line;
-  }
-  return steps;
-}
-
 // Runs the recipe colocated and with separate pools (plus `keys`) and expects equal
 // metrics (but wall-clock ones and the sync's timing) and equal trained weights in
 // `weights_file` of the last checkpoint.
@@ -80,6 +67,12 @@ void ExpectSameTraining(const std::vector<std::string>& keys, const std::string&
   const CommandResult separate = RolloutIn(dir.path(), GrpoArgs("separate", separate_keys));
   ASSERT_EQ(separate.exit_code, 0) << separate.output;
   EXPECT_THAT(separate.output, HasSubstr("placement: 2 worker process(es)"));
+  // By broadcast: a rollout worker in the weight-sync group has no
+  // rollout.update_weights, so a relay would have failed the run.
+  EXPECT_THAT(separate.output, HasSubstr(absl::StrCat("the rollout's pool generate gets the weights of the actor's pool "
+                                                      "train by broadcast from its rank 0 over ",
+                                                      Device() == "cpu" ? "Gloo" : "NCCL")));
+  EXPECT_THAT(separate.output, HasSubstr("joined weight-sync group weight_sync.train.generate as rank 1 of 2"));
 
   const auto expected = StepMetrics(dir.path(), "colocated");
   const auto actual = StepMetrics(dir.path(), "separate");

@@ -1,18 +1,13 @@
-// The data-parallel collectives on the CPU (Gloo) with ranks as threads of this
-// process, meeting through an in-memory rendezvous: sums, gradient averaging with and
-// without gradients on some ranks, and the errors.
+// The collectives on the CPU (Gloo) with ranks as threads of this process, meeting
+// through an in-memory rendezvous: sums, broadcasts of every dtype a model uses,
+// gradient averaging with and without gradients on some ranks, and the errors.
 #include "workers/communicator.h"
 
 #include <ATen/ATen.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <functional>
-#include <map>
-#include <thread>
-
-#include "absl/strings/str_cat.h"
-#include "absl/synchronization/mutex.h"
+#include "tests/workers/gloo_ranks.h"
 #include "workers/gradient_sync.h"
 
 namespace rollout::workers {
@@ -20,52 +15,9 @@ namespace {
 
 using ::testing::HasSubstr;
 
-class InMemoryRendezvous final : public RendezvousClient {
- public:
-  absl::Status Set(const std::string& key, const std::string& value) override {
-    absl::MutexLock lock(&mu_);
-    values_[key] = value;
-    return absl::OkStatus();
-  }
-  absl::StatusOr<std::string> Get(const std::string& key, absl::Duration timeout) override {
-    absl::MutexLock lock(&mu_);
-    auto written = [&] { return values_.count(key) > 0; };
-    if (!mu_.AwaitWithTimeout(absl::Condition(&written), timeout)) {
-      return absl::DeadlineExceededError(absl::StrCat("rendezvous key ", key, " was not written"));
-    }
-    return values_[key];
-  }
-
- private:
-  absl::Mutex mu_;
-  std::map<std::string, std::string> values_;
-};
-
-CommunicatorOptions GroupOf(int rank, int world, const std::string& group = "pool") {
-  CommunicatorOptions options;
-  options.group = group;
-  options.rank = rank;
-  options.world_size = world;
-  options.timeout = absl::Seconds(20);
-  return options;
-}
-
-// Runs `body(rank, communicator)` on `world` threads that joined one group.
-void OnRanks(int world, const std::function<void(int, Communicator&)>& body) {
-  InMemoryRendezvous rendezvous;
-  std::vector<std::thread> threads;
-  for (int rank = 0; rank < world; ++rank) {
-    threads.emplace_back([&, rank] {
-      absl::StatusOr<std::unique_ptr<Communicator>> communicator =
-          CreateCommunicator(GroupOf(rank, world), &rendezvous);
-      ASSERT_TRUE(communicator.ok()) << communicator.status();
-      EXPECT_EQ((*communicator)->rank(), rank);
-      EXPECT_EQ((*communicator)->world_size(), world);
-      body(rank, **communicator);
-    });
-  }
-  for (std::thread& thread : threads) thread.join();
-}
+using testing::GroupOf;
+using testing::InMemoryRendezvous;
+using testing::OnRanks;
 
 TEST(GlooCommunicator, SumsEveryTensorOverTheRanks) {
   OnRanks(3, [](int rank, Communicator& communicator) {
@@ -83,6 +35,42 @@ TEST(GlooCommunicator, RefusesTensorsItCannotReduce) {
     const absl::Status status = communicator.AllReduceSum({at::zeros({2}, at::kDouble)});
     EXPECT_TRUE(absl::IsInvalidArgument(status)) << status;
     EXPECT_THAT(status.message(), HasSubstr("contiguous float32 on the CPU, got Double"));
+  });
+}
+
+TEST(GlooCommunicator, BroadcastCopiesTheRootsTensorsOfEveryModelDtype) {
+  OnRanks(3, [](int rank, Communicator& communicator) {
+    // Rank 1 sends; the others start from zeros.
+    const double fill = rank == 1 ? 1.0 : 0.0;
+    at::Tensor f32 = at::arange(6, at::kFloat).view({2, 3}) * fill;
+    at::Tensor bf16 = at::full({5}, -2.5 * fill, at::kBFloat16);
+    at::Tensor f16 = at::full({3, 1}, 0.125 * fill, at::kHalf);
+    at::Tensor i64 = at::full({2}, static_cast<int64_t>(fill) << 40, at::kLong);
+    at::Tensor empty = at::zeros({0}, at::kFloat);
+    ASSERT_TRUE(communicator.Broadcast({f32, bf16, f16, i64, empty}, /*root=*/1).ok());
+    EXPECT_TRUE(at::equal(f32, at::arange(6, at::kFloat).view({2, 3}))) << "rank " << rank;
+    EXPECT_TRUE(at::equal(bf16, at::full({5}, -2.5, at::kBFloat16))) << "rank " << rank;
+    EXPECT_TRUE(at::equal(f16, at::full({3, 1}, 0.125, at::kHalf))) << "rank " << rank;
+    EXPECT_TRUE(at::equal(i64, at::full({2}, int64_t{1} << 40, at::kLong))) << "rank " << rank;
+  });
+}
+
+TEST(GlooCommunicator, BroadcastRefusesWhatItCannotSendBeforeSendingAnything) {
+  OnRanks(2, [](int rank, Communicator& communicator) {
+    const at::Tensor strided = at::zeros({4, 4}, at::kFloat).t();
+    const absl::Status not_contiguous = communicator.Broadcast({at::zeros({2}), strided}, 0);
+    EXPECT_TRUE(absl::IsInvalidArgument(not_contiguous)) << not_contiguous;
+    EXPECT_THAT(not_contiguous.message(), HasSubstr("tensor 1 must be contiguous on cpu"));
+    const absl::Status boolean = communicator.Broadcast({at::zeros({2}, at::kBool)}, 0);
+    EXPECT_TRUE(absl::IsInvalidArgument(boolean)) << boolean;
+    EXPECT_THAT(boolean.message(), HasSubstr("got Bool on cpu"));
+    const absl::Status root = communicator.Broadcast({at::zeros({2})}, 2);
+    EXPECT_TRUE(absl::IsInvalidArgument(root)) << root;
+    EXPECT_THAT(root.message(), HasSubstr("root 2 is not in a world of 2"));
+    // Nothing moved: the group still works.
+    at::Tensor value = at::full({1}, static_cast<float>(rank + 7));
+    ASSERT_TRUE(communicator.Broadcast({value}, 0).ok());
+    EXPECT_EQ(value.item<float>(), 7.0f);
   });
 }
 

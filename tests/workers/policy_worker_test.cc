@@ -158,7 +158,9 @@ TEST(PolicyWorker, WeightsThatDoNotFitTheRolloutAreClearErrors) {
 
   Batch missing;
   for (const auto& [name, tensor] : weights.tensors()) {
-    if (name != first) ASSERT_TRUE(missing.AddTensor(name, tensor).ok());
+    if (name != first) {
+      ASSERT_TRUE(missing.AddTensor(name, tensor).ok());
+    }
   }
   EXPECT_THAT(rollout->UpdateWeights(missing).status().message(), HasSubstr("no tensor '" + first + "'"));
   Batch extra = weights;
