@@ -22,9 +22,9 @@ struct Shape {
   float tolerance;
 };
 
-// Two sequences in one step: `first` tokens of row 0 (positions 0..first-1) and
-// `second` tokens of row 1 that continue a context of `cached` earlier tokens written
-// by a previous step. Blocks are handed out in a shuffled order. q, k and v are random
+// Step 1: `cached` tokens of row 1 alone. Step 2: `first` tokens of row 0 (positions
+// 0..first-1) and `second` tokens of row 1 that continue it. Returns both steps'
+// outputs (the launch picks its block size by the step's tokens, so both kinds run). Blocks are handed out in a shuffled order. q, k and v are random
 // values representable in shape.dtype (the GPU run's), held in `dtype`.
 at::Tensor RunOn(c10::Device device, const Shape& shape, at::ScalarType dtype, int64_t first,
                  int64_t cached, int64_t second, uint64_t seed) {
@@ -82,7 +82,7 @@ at::Tensor RunOn(c10::Device device, const Shape& shape, at::ScalarType dtype, i
   std::vector<int> rows(cached, 1);
   std::vector<int64_t> positions(cached);
   std::iota(positions.begin(), positions.end(), 0);
-  step(rows, positions);
+  const at::Tensor context_out = step(rows, positions);
   rows.assign(first, 0);
   positions.resize(first);
   std::iota(positions.begin(), positions.end(), 0);
@@ -90,7 +90,7 @@ at::Tensor RunOn(c10::Device device, const Shape& shape, at::ScalarType dtype, i
     rows.push_back(1);
     positions.push_back(cached + i);
   }
-  return step(rows, positions).to(at::kCPU, at::kFloat);
+  return at::cat({context_out, step(rows, positions)}).to(at::kCPU, at::kFloat);
 }
 
 TEST(PagedAttentionCuda, MatchesGatheredAttentionOnTheCpu) {
