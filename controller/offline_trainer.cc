@@ -81,10 +81,15 @@ absl::StatusOr<std::unique_ptr<OfflineTrainer>> OfflineTrainer::CreateSftWarmSta
     return absl::InvalidArgumentError(
         "an SFT warm start needs trainer.mode ppo and sft_warm_start.total_training_steps > 0");
   }
-  if (recipe.sft_warm_start().train_files_size() == 0) {
-    return absl::InvalidArgumentError("sft_warm_start.train_files is empty");
+  const config::SftWarmStartConfig& warm = recipe.sft_warm_start();
+  if (warm.train_files_size() == 0) return absl::InvalidArgumentError("sft_warm_start.train_files is empty");
+  if (warm.stop_val_loss() > 0 && (warm.val_files_size() == 0 || warm.test_freq() <= 0)) {
+    return absl::InvalidArgumentError(
+        "sft_warm_start.stop_val_loss needs validation: set sft_warm_start.val_files and sft_warm_start.test_freq > 0");
   }
-  return Prepare(SftWarmStartRecipe(recipe), policy);
+  ASSIGN_OR_RETURN(std::unique_ptr<OfflineTrainer> trainer, Prepare(SftWarmStartRecipe(recipe), policy));
+  trainer->stop_val_loss_ = warm.stop_val_loss();
+  return trainer;
 }
 
 absl::StatusOr<std::unique_ptr<OfflineTrainer>> OfflineTrainer::Prepare(const config::Recipe& recipe,
@@ -194,6 +199,12 @@ absl::Status OfflineTrainer::Fit(MetricsLogger& logger) {
                           absl::StrCat("step ", step, ": ", metrics.status().message()));
     }
     RETURN_IF_ERROR(logger.Log(step, *metrics));
+    const auto val_loss = metrics->find("val/loss");
+    if (stop_val_loss_ > 0 && val_loss != metrics->end() && val_loss->second <= stop_val_loss_) {
+      ROLLOUT_LOG(INFO) << "val/loss " << val_loss->second << " <= stop_val_loss " << stop_val_loss_ << " at step "
+                        << step << " of " << total_steps_ << ": the warm start ends here";
+      break;
+    }
   }
   return checkpoints_ != nullptr ? checkpoints_->FinishSave() : absl::OkStatus();
 }

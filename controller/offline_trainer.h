@@ -38,7 +38,9 @@ class OfflineTrainer {
                                                                 WorkerGroup* policy);
   // The SFT phase of a PPO recipe with sft_warm_start (SftWarmStartRecipe above) on
   // workers the PPO trainer already initialised: they host actor.sft_update next to the
-  // actor. InvalidArgument when the recipe has no warm start.
+  // actor. With sft_warm_start.stop_val_loss, Fit ends at the first validation at or
+  // below it. InvalidArgument when the recipe has no warm start, or a stop_val_loss
+  // without validation files or test_freq.
   static absl::StatusOr<std::unique_ptr<OfflineTrainer>> CreateSftWarmStart(const config::Recipe& recipe,
                                                                             WorkerGroup* policy);
 
@@ -71,6 +73,7 @@ class OfflineTrainer {
   std::unique_ptr<TrainerCheckpoints> checkpoints_;  // null for an SFT warm start
   int64_t total_steps_ = 0;
   int64_t global_step_ = 0;
+  double stop_val_loss_ = 0;  // > 0: Fit ends at the first val/loss at or below it
 };
 
 }  // namespace rollout::controller

@@ -29,7 +29,7 @@ TEST(WarmStartDemo, SftWarmStartThenGrpoOnTheSameWorkers) {
             0);
   const testing::CommandResult train = RolloutIn(
       dir.path(), {"train", source + "/recipes/grpo_arith_tiny.yaml", "sft_warm_start.total_training_steps=6",
-                   "sft_warm_start.test_freq=3", "sft_warm_start.train_batch_size=32",
+                   "sft_warm_start.test_freq=3", "sft_warm_start.stop_val_loss=0", "sft_warm_start.train_batch_size=32",
                    "sft_warm_start.optim.lr=1e-2", "sft_warm_start.optim.lr_warmup_steps=0",
                    "trainer.total_training_steps=2", "data.train_batch_size=4",
                    "actor.ppo_mini_batch_size=4", "rollout.n=2"});
@@ -52,6 +52,44 @@ TEST(WarmStartDemo, SftWarmStartThenGrpoOnTheSameWorkers) {
   EXPECT_THAT(train.output,
               ::testing::ContainsRegex("after the SFT warm start .step 0. -> after training\n"
                                        "  val-core/arithmetic/reward/mean@1 +[0-9.]+ .step 0. -> [0-9.]+ .step 2."));
+}
+
+TEST(WarmStartDemo, WarmStartEndsAtTheValidationLossThreshold) {
+  testing::TempDir dir("warm_start_e2e_threshold");
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  ASSERT_EQ(RolloutIn(dir.path(), {"gen-data", "arithmetic", "--operators", "+", "--out", "data/arith_add", "--train", "64",
+                                   "--val", "8"})
+                .exit_code,
+            0);
+  // Any loss is below 1000: the warm start ends at its first validation, step 3 of 12.
+  const testing::CommandResult train = RolloutIn(
+      dir.path(), {"train", source + "/recipes/grpo_arith_tiny.yaml", "actor.model.path=" + source + "/tests/data/tiny-qwen2",
+                   "sft_warm_start.total_training_steps=12", "sft_warm_start.test_freq=3",
+                   "sft_warm_start.stop_val_loss=1000", "sft_warm_start.train_batch_size=16",
+                   "trainer.total_training_steps=1", "data.train_batch_size=4", "actor.ppo_mini_batch_size=4",
+                   "rollout.n=2"});
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  const std::vector<nlohmann::json> sft =
+      ReadJsonLines(dir.Path("jsonl_log/rollout_demo/grpo_arith_tiny_sft_warm_start/metrics.jsonl"));
+  ASSERT_EQ(sft.size(), 4u) << train.output;  // validation before, then steps 1-3
+  EXPECT_TRUE(sft[3].contains("val/loss"));
+  EXPECT_THAT(train.output, ::testing::HasSubstr("at step 3 of 12: the warm start ends here"));
+  EXPECT_EQ(ReadJsonLines(dir.Path("jsonl_log/rollout_demo/grpo_arith_tiny/metrics.jsonl")).size(), 2u) << train.output;
+}
+
+TEST(WarmStartDemo, StopValLossWithoutValidationIsAClearError) {
+  testing::TempDir dir("warm_start_e2e_threshold_bad");
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  ASSERT_EQ(RolloutIn(dir.path(), {"gen-data", "arithmetic", "--operators", "+", "--out", "data/arith_add", "--train", "64",
+                                   "--val", "8"})
+                .exit_code,
+            0);
+  const testing::CommandResult train =
+      RolloutIn(dir.path(), {"train", source + "/recipes/grpo_arith_tiny.yaml",
+                             "actor.model.path=" + source + "/tests/data/tiny-qwen2", "sft_warm_start.test_freq=-1",
+                             "sft_warm_start.stop_val_loss=0.5", "trainer.total_training_steps=1"});
+  EXPECT_NE(train.exit_code, 0);
+  EXPECT_THAT(train.output, ::testing::HasSubstr("sft_warm_start.stop_val_loss needs validation"));
 }
 
 TEST(WarmStartDemo, WarmStartWithoutDataIsAClearError) {
