@@ -1,7 +1,6 @@
 #include "engine/cuda/kv_write_kernels.h"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
+#include "models/cuda/element_access.cuh"
 
 namespace rollout::engine::cuda {
 namespace {
@@ -44,11 +43,7 @@ void LaunchWriteKv(models::cuda::ElementType dtype, const void* k, int64_t k_str
         static_cast<const T*>(k), k_stride, static_cast<const T*>(v), v_stride, slot_mapping,
         tokens, row, static_cast<T*>(k_cache), static_cast<T*>(v_cache));
   };
-  switch (dtype) {
-    case models::cuda::ElementType::kFloat32: return launch(float{});
-    case models::cuda::ElementType::kBFloat16: return launch(__nv_bfloat16{});
-    case models::cuda::ElementType::kFloat16: return launch(__half{});
-  }
+  models::cuda::DispatchElementType(dtype, launch);
 }
 
 }  // namespace rollout::engine::cuda

@@ -1,25 +1,14 @@
 #include "models/cuda/decode_kernels.h"
 
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <cstdint>
 #include <initializer_list>
+
+#include "models/cuda/element_access.cuh"
 
 namespace rollout::models::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-
-__device__ __forceinline__ float ToFloat(float v) { return v; }
-__device__ __forceinline__ float ToFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float ToFloat(__half v) { return __half2float(v); }
-template <typename T> __device__ __forceinline__ T FromFloat(float v);
-template <> __device__ __forceinline__ float FromFloat<float>(float v) { return v; }
-template <> __device__ __forceinline__ __nv_bfloat16 FromFloat<__nv_bfloat16>(float v) {
-  return __float2bfloat16(v);
-}
-template <> __device__ __forceinline__ __half FromFloat<__half>(float v) { return __float2half(v); }
 
 __device__ __forceinline__ float Sigmoid(float x) { return 1.f / (1.f + __expf(-x)); }
 
@@ -129,15 +118,6 @@ __global__ void SwigluHalves(const T* __restrict__ gate_up, int64_t tokens, int6
   }
 }
 
-template <typename Fn>
-void Dispatch(ElementType dtype, Fn&& fn) {
-  switch (dtype) {
-    case ElementType::kFloat32: return fn(float{});
-    case ElementType::kBFloat16: return fn(__nv_bfloat16{});
-    case ElementType::kFloat16: return fn(__half{});
-  }
-}
-
 // Whether rows of `width` elements of T at these addresses split into 16-byte packs.
 template <typename T>
 bool Packs16(int64_t width, std::initializer_list<const void*> pointers) {
@@ -154,7 +134,7 @@ void LaunchAddRmsNorm(ElementType dtype, const void* residual, const void* delta
                       const void* weight, int64_t rows, int64_t hidden, float eps, void* sum,
                       void* normed, cudaStream_t stream) {
   if (rows == 0) return;
-  Dispatch(dtype, [&](auto zero) {
+  DispatchElementType(dtype, [&](auto zero) {
     using T = decltype(zero);
     constexpr int kPack = 16 / sizeof(T);
     const bool packed = Packs16<T>(hidden, {residual, delta, weight, sum, normed});
@@ -173,7 +153,7 @@ void LaunchRopeQk(ElementType dtype, const void* qkv, int64_t qkv_stride, const 
                   const void* sin, int64_t tokens, int64_t q_heads, int64_t kv_heads, int64_t dim,
                   void* q_out, void* k_out, cudaStream_t stream) {
   if (tokens == 0) return;
-  Dispatch(dtype, [&](auto zero) {
+  DispatchElementType(dtype, [&](auto zero) {
     using T = decltype(zero);
     RopeQk<T><<<static_cast<unsigned>(tokens), kThreads, 0, stream>>>(
         static_cast<const T*>(qkv), qkv_stride, static_cast<const T*>(cos),
@@ -185,7 +165,7 @@ void LaunchRopeQk(ElementType dtype, const void* qkv, int64_t qkv_stride, const 
 void LaunchSwigluHalves(ElementType dtype, const void* gate_up, int64_t tokens, int64_t width,
                         void* out, cudaStream_t stream) {
   if (tokens == 0 || width == 0) return;
-  Dispatch(dtype, [&](auto zero) {
+  DispatchElementType(dtype, [&](auto zero) {
     using T = decltype(zero);
     constexpr int kPack = 16 / sizeof(T);
     const bool packed = Packs16<T>(width, {gate_up, out});

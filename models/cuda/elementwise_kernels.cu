@@ -3,6 +3,8 @@
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
+#include "models/cuda/element_access.cuh"
+
 namespace rollout::models::cuda {
 namespace {
 
@@ -76,21 +78,12 @@ int Blocks(int64_t count) {
   return static_cast<int>(blocks < 65535 * 16 ? blocks : 65535 * 16);
 }
 
-template <typename Fn>
-void Dispatch(ElementType dtype, Fn&& fn) {
-  switch (dtype) {
-    case ElementType::kFloat32: return fn(float{});
-    case ElementType::kBFloat16: return fn(__nv_bfloat16{});
-    case ElementType::kFloat16: return fn(__half{});
-  }
-}
-
 }  // namespace
 
 void LaunchSwigluForward(ElementType dtype, const void* gate, const void* up, int64_t count,
                          void* out, cudaStream_t stream) {
   if (count == 0) return;
-  Dispatch(dtype, [&](auto zero) {
+  DispatchElementType(dtype, [&](auto zero) {
     using T = decltype(zero);
     SwigluForward<T><<<Blocks(count), kThreads, 0, stream>>>(
         static_cast<const T*>(gate), static_cast<const T*>(up), count, static_cast<T*>(out));
@@ -101,7 +94,7 @@ void LaunchSwigluBackward(ElementType dtype, const void* gate, const void* up,
                           const void* grad_out, int64_t count, void* grad_gate, void* grad_up,
                           cudaStream_t stream) {
   if (count == 0) return;
-  Dispatch(dtype, [&](auto zero) {
+  DispatchElementType(dtype, [&](auto zero) {
     using T = decltype(zero);
     SwigluBackward<T><<<Blocks(count), kThreads, 0, stream>>>(
         static_cast<const T*>(gate), static_cast<const T*>(up), static_cast<const T*>(grad_out),
@@ -114,7 +107,7 @@ void LaunchRope(ElementType dtype, const void* x, const void* cos, const void* s
                 cudaStream_t stream) {
   const int64_t count = tokens * heads * dim;
   if (count == 0) return;
-  Dispatch(dtype, [&](auto zero) {
+  DispatchElementType(dtype, [&](auto zero) {
     using T = decltype(zero);
     Rope<T><<<Blocks(count), kThreads, 0, stream>>>(
         static_cast<const T*>(x), static_cast<const T*>(cos), static_cast<const T*>(sin), tokens,

@@ -5,22 +5,13 @@
 
 #include <cmath>
 
+#include "models/cuda/element_access.cuh"
+
 namespace rollout::models::cuda {
 namespace {
 
 constexpr int kThreads = 1024;
 constexpr int kWarps = kThreads / 32;
-
-__device__ __forceinline__ float ToFloat(float v) { return v; }
-__device__ __forceinline__ float ToFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float ToFloat(__half v) { return __half2float(v); }
-
-template <typename T> __device__ __forceinline__ T FromFloat(float v);
-template <> __device__ __forceinline__ float FromFloat<float>(float v) { return v; }
-template <> __device__ __forceinline__ __nv_bfloat16 FromFloat<__nv_bfloat16>(float v) {
-  return __float2bfloat16(v);
-}
-template <> __device__ __forceinline__ __half FromFloat<__half>(float v) { return __float2half(v); }
 
 // Running softmax statistics relative to a running max m:
 //   sum = sum_j exp(x_j - m),  weighted = sum_j exp(x_j - m) * x_j

@@ -12,7 +12,6 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
-#include "common/file_util.h"
 #include "tests/e2e/rollout_run.h"
 #include "tests/support/temp_dir.h"
 
@@ -20,6 +19,7 @@ namespace rollout {
 namespace {
 
 using testing::CommandResult;
+using testing::FileContents;
 using testing::LetterRows;
 using testing::RolloutIn;
 using testing::StepMetrics;
@@ -42,11 +42,6 @@ std::vector<std::string> PpoArgs(const std::string& name, const std::vector<std:
   return args;
 }
 
-std::string Contents(const std::string& path) {
-  absl::StatusOr<std::string> contents = ReadFile(path);
-  return contents.ok() ? *contents : "missing: " + std::string(contents.status().message());
-}
-
 TEST(AsyncCheckpoint, WritesTheSynchronousBytesWhileTrainingGoesOn) {
   testing::TempDir dir("async_ckpt_e2e");
   dir.Write("data/letters.jsonl", LetterRows());
@@ -60,13 +55,13 @@ TEST(AsyncCheckpoint, WritesTheSynchronousBytesWhileTrainingGoesOn) {
     for (const char* file : {"trainer_state.json", "actor/model.safetensors", "actor/optim.safetensors",
                              "actor/extra_state.json", "critic/model.safetensors", "critic/optim.safetensors",
                              "MANIFEST.json"}) {
-      const std::string expected = Contents(dir.Path(absl::StrCat("ckpt/sync/", name, "/", file)));
+      const std::string expected = FileContents(dir.Path(absl::StrCat("ckpt/sync/", name, "/", file)));
       ASSERT_FALSE(absl::StartsWith(expected, "missing")) << name << "/" << file;
-      EXPECT_TRUE(Contents(dir.Path(absl::StrCat("ckpt/async/", name, "/", file))) == expected)
+      EXPECT_TRUE(FileContents(dir.Path(absl::StrCat("ckpt/async/", name, "/", file))) == expected)
           << name << "/" << file << " differs";
     }
   }
-  EXPECT_EQ(Contents(dir.Path("ckpt/async/latest_checkpointed_iteration.txt")), "4");
+  EXPECT_EQ(FileContents(dir.Path("ckpt/async/latest_checkpointed_iteration.txt")), "4");
 
   const auto expected = StepMetrics(dir.path(), "sync");
   const auto actual = StepMetrics(dir.path(), "async");

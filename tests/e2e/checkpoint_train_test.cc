@@ -24,6 +24,7 @@ namespace rollout {
 namespace {
 
 using testing::CommandResult;
+using testing::FileContents;
 using testing::LetterRows;
 using testing::RolloutIn;
 using testing::StepMetrics;
@@ -47,11 +48,6 @@ std::vector<std::string> GrpoArgs(const std::string& data, const std::string& na
       std::string("reward.plugin=") + MISBEHAVING_PLUGIN_PATH};
   args.insert(args.end(), keys.begin(), keys.end());
   return args;
-}
-
-std::string Contents(const std::string& path) {
-  absl::StatusOr<std::string> contents = ReadFile(path);
-  return contents.ok() ? *contents : "missing: " + std::string(contents.status().message());
 }
 
 bool Exists(const std::string& path) { return DefaultFileSystem()->Stat(path).value().exists; }
@@ -84,9 +80,9 @@ void ExpectSameCheckpoint(const std::string& expected_dir, const std::string& ac
     }
   }
   for (const std::string& file : files) {
-    const std::string expected = Contents(JoinPath(expected_dir, file));
+    const std::string expected = FileContents(JoinPath(expected_dir, file));
     ASSERT_THAT(expected, Not(HasSubstr("missing"))) << file;
-    EXPECT_TRUE(Contents(JoinPath(actual_dir, file)) == expected) << file << " differs";
+    EXPECT_TRUE(FileContents(JoinPath(actual_dir, file)) == expected) << file << " differs";
   }
 }
 
@@ -158,7 +154,7 @@ TEST_F(CheckpointTrain, ACrashDuringASaveResumesFromTheLastCompleteCheckpoint) {
   ASSERT_EQ(restarted.exit_code, 0) << restarted.output;
   EXPECT_THAT(restarted.output, HasSubstr("resuming from ckpt/crash/global_step_2"));
   EXPECT_FALSE(Exists(dir.Path("ckpt/crash/.global_step_4.partial")));
-  EXPECT_EQ(Contents(dir.Path("ckpt/crash/latest_checkpointed_iteration.txt")), "4");
+  EXPECT_EQ(FileContents(dir.Path("ckpt/crash/latest_checkpointed_iteration.txt")), "4");
   ExpectSameCheckpoint(Reference("ckpt/straight/global_step_4"), dir.Path("ckpt/crash/global_step_4"));
 }
 
@@ -177,7 +173,7 @@ TEST_F(CheckpointTrain, DelLocalCkptAfterLoadDeletesAndARestartWithoutANewerOneF
   EXPECT_THAT(loaded.output, HasSubstr("nothing left to train: resumed at step 2 of 2"));
   EXPECT_FALSE(Exists(dir.Path("ckpt/delete/global_step_2/actor")));
   EXPECT_TRUE(Exists(dir.Path("ckpt/delete/global_step_2/trainer_state.json")));
-  EXPECT_EQ(Contents(dir.Path("ckpt/delete/latest_checkpointed_iteration.txt")), "2");
+  EXPECT_EQ(FileContents(dir.Path("ckpt/delete/latest_checkpointed_iteration.txt")), "2");
 
   const CommandResult restarted = RolloutIn(
       dir.path(), GrpoArgs(data, "delete", {"trainer.total_training_steps=4", "trainer.save_freq=2"}));
@@ -226,7 +222,7 @@ TEST_F(CheckpointTrain, APpoRunWithACriticAndAKlControllerResumesExactly) {
   }
   ExpectSameCheckpoint(dir.Path("ckpt/ppo_straight/global_step_4"), dir.Path("ckpt/ppo_resumed/global_step_4"),
                        {"actor", "critic"});
-  EXPECT_THAT(Contents(dir.Path("ckpt/ppo_resumed/global_step_4/trainer_state.json")), HasSubstr("kl_coef"));
+  EXPECT_THAT(FileContents(dir.Path("ckpt/ppo_resumed/global_step_4/trainer_state.json")), HasSubstr("kl_coef"));
 }
 
 TEST_F(CheckpointTrain, AnInterruptedSftRunResumesExactly) {

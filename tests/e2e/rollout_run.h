@@ -12,6 +12,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/file_util.h"
 #include "tests/support/subprocess.h"
 
 namespace rollout::testing {
@@ -57,6 +58,21 @@ inline std::map<int, nlohmann::json> StepMetrics(const std::string& dir, const s
     steps[line["step"].get<int>()] = line;
   }
   return steps;
+}
+
+// The bytes of the file at `path`, or "missing: <why>" (for comparing files that may
+// be absent in EXPECTs).
+inline std::string FileContents(const std::string& path) {
+  absl::StatusOr<std::string> contents = ReadFile(path);
+  return contents.ok() ? *contents : "missing: " + std::string(contents.status().message());
+}
+
+// Writes the addition dataset (`rollout gen-data arithmetic --operators +`) with
+// `train` and `val` prompts to data/arith_add under `dir`; the exit status.
+inline int MakeAdditionData(const std::string& dir, int train, int val) {
+  return RolloutIn(dir, {"gen-data", "arithmetic", "--operators", "+", "--out", "data/arith_add", "--train",
+                         std::to_string(train), "--val", std::to_string(val)})
+      .exit_code;
 }
 
 // The device the end-to-end runs train on: cpu, or what ROLLOUT_E2E_DEVICE names

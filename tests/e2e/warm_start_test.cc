@@ -13,15 +13,13 @@
 namespace rollout {
 namespace {
 
+using testing::MakeAdditionData;
 using testing::ReadJsonLines;
 using testing::RolloutIn;
 
 TEST(WarmStartDemo, SftWarmStartThenGrpoOnTheSameWorkers) {
   testing::TempDir dir("warm_start_e2e");
-  ASSERT_EQ(RolloutIn(dir.path(), {"gen-data", "arithmetic", "--operators", "+", "--out", "data/arith_add", "--train", "256",
-                                   "--val", "16"})
-                .exit_code,
-            0);
+  ASSERT_EQ(MakeAdditionData(dir.path(), 256, 16), 0);
   const std::string source = ROLLOUT_SOURCE_DIR;
   ASSERT_EQ(RolloutIn(dir.path(), {"init-model", "--preset", "tiny", "--tokenizer", source + "/tests/data/tiny-qwen2",
                                    "--out", "outputs/tiny_init"})
@@ -57,10 +55,7 @@ TEST(WarmStartDemo, SftWarmStartThenGrpoOnTheSameWorkers) {
 TEST(WarmStartDemo, WarmStartEndsAtTheValidationLossThreshold) {
   testing::TempDir dir("warm_start_e2e_threshold");
   const std::string source = ROLLOUT_SOURCE_DIR;
-  ASSERT_EQ(RolloutIn(dir.path(), {"gen-data", "arithmetic", "--operators", "+", "--out", "data/arith_add", "--train", "64",
-                                   "--val", "8"})
-                .exit_code,
-            0);
+  ASSERT_EQ(MakeAdditionData(dir.path(), 64, 8), 0);
   // Any loss is below 1000: the warm start ends at its first validation, step 3 of 12.
   const testing::CommandResult train = RolloutIn(
       dir.path(), {"train", source + "/recipes/grpo_arith_tiny.yaml", "actor.model.path=" + source + "/tests/data/tiny-qwen2",
@@ -80,10 +75,7 @@ TEST(WarmStartDemo, WarmStartEndsAtTheValidationLossThreshold) {
 TEST(WarmStartDemo, StopValLossWithoutValidationIsAClearError) {
   testing::TempDir dir("warm_start_e2e_threshold_bad");
   const std::string source = ROLLOUT_SOURCE_DIR;
-  ASSERT_EQ(RolloutIn(dir.path(), {"gen-data", "arithmetic", "--operators", "+", "--out", "data/arith_add", "--train", "64",
-                                   "--val", "8"})
-                .exit_code,
-            0);
+  ASSERT_EQ(MakeAdditionData(dir.path(), 64, 8), 0);
   const testing::CommandResult train =
       RolloutIn(dir.path(), {"train", source + "/recipes/grpo_arith_tiny.yaml",
                              "actor.model.path=" + source + "/tests/data/tiny-qwen2", "sft_warm_start.test_freq=-1",
@@ -95,10 +87,7 @@ TEST(WarmStartDemo, StopValLossWithoutValidationIsAClearError) {
 TEST(WarmStartDemo, WarmStartWithoutDataIsAClearError) {
   testing::TempDir dir("warm_start_e2e_bad");
   const std::string source = ROLLOUT_SOURCE_DIR;
-  ASSERT_EQ(RolloutIn(dir.path(), {"gen-data", "arithmetic", "--operators", "+", "--out", "data/arith_add", "--train", "64",
-                                   "--val", "8"})
-                .exit_code,
-            0);
+  ASSERT_EQ(MakeAdditionData(dir.path(), 64, 8), 0);
   const testing::CommandResult train =
       RolloutIn(dir.path(), {"train", source + "/recipes/grpo_arith_tiny.yaml",
                              "actor.model.path=" + source + "/tests/data/tiny-qwen2", "sft_warm_start.train_files=[]",
