@@ -1,5 +1,7 @@
 #include "engine/cuda/paged_attention_kernels.h"
 
+#include "engine/cuda/paged_attention_mma.h"
+
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
 
@@ -214,8 +216,9 @@ void Launch(const void* q, const void* k_cache, const void* v_cache, const int32
   const dim3 grid(static_cast<unsigned>(tokens), static_cast<unsigned>(kv_heads));
   // Blocks of 128 threads (key tiles of 128, four blocks an SM) when the grid covers
   // the GPU at least twice: they run in about one wave. Otherwise 256 threads (two an
-  // SM), fewer and longer tiles. H200, 14/2 heads of 64: 512 blocks (batch 256) 27 vs
-  // 30 us a layer with the small blocks; 128 blocks (batch 64) 18 vs 13 us.
+  // SM), fewer and longer tiles. H200, 14/2 heads of 64 in bfloat16 (before the
+  // tensor-core variant took that shape): 512 blocks (batch 256) 27 vs 30 us a layer
+  // with the small blocks; 128 blocks (batch 64) 18 vs 13 us.
   int device = 0, sms = 0;
   cudaGetDevice(&device);
   cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
@@ -252,6 +255,11 @@ void LaunchPagedAttention(ElementType dtype, const void* q, const void* k_cache,
                           int64_t q_heads, int64_t kv_heads, int64_t head_dim,
                           int64_t block_size, float scale, void* out, cudaStream_t stream) {
   if (tokens == 0) return;
+  if (PagedAttentionMmaSupports(dtype, q_heads, kv_heads, head_dim)) {
+    LaunchPagedAttentionMma(dtype, q, k_cache, v_cache, block_tables, max_blocks, table_width, token_rows,
+                            positions, tokens, q_heads, kv_heads, head_dim, block_size, scale, out, stream);
+    return;
+  }
   switch (dtype) {
     case ElementType::kFloat32:
       Launch<float>(q, k_cache, v_cache, block_tables, max_blocks, table_width, token_rows, positions, tokens,

@@ -3,10 +3,12 @@
 // sequence's block table (no gather of the cache into a contiguous buffer).
 //
 // One thread block per (query token, KV head) serves that KV head's group of query
-// heads, streaming the keys in tiles of 256 with an online softmax (float32
+// heads, streaming the keys in tiles of 128 or 256 with an online softmax (float32
 // accumulation); each key and value row is read once for the whole group.
 // Token i attends to its sequence's positions [0, positions[i]] — causal, so the same
 // kernel serves decode (one query per sequence) and prefill chunks.
+// bfloat16/float16 at head_dim 64 or 128 take the tensor-core variant
+// (engine/cuda/paged_attention_mma.h); float32 and the other head dims this one.
 // Plain C++ interface: the .cu never includes ATen.
 #pragma once
 

@@ -1,7 +1,9 @@
 // The paged attention kernel (through PagedKvCache on CUDA) against the CPU path
 // (blocks gathered, SDPA) on the same cache contents: a prefill chunk of many tokens
 // (each attends causally to its sequence so far) over scattered blocks, for the
-// Qwen2.5-0.5B head shape (14 query heads on 2 KV heads, head_dim 64) and others.
+// Qwen2.5-0.5B head shape (14 query heads on 2 KV heads, head_dim 64) and others:
+// half precision at head_dim 64/128 runs the tensor-core kernel (groups of 1, 3, 7
+// and 8 query heads), the rest the CUDA-core one.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <c10/core/GradMode.h>
@@ -98,7 +100,9 @@ TEST(PagedAttentionCuda, MatchesGatheredAttentionOnTheCpu) {
   // Half-precision outputs are rounded: |out| < ~3 -> errors up to ~1e-2 (bfloat16).
   const Shape shapes[] = {{14, 2, 64, at::kFloat, 1e-4f},   {14, 2, 64, at::kBFloat16, 2e-2f},
                           {4, 2, 16, at::kFloat, 1e-4f},    {28, 4, 128, at::kHalf, 4e-3f},
-                          {8, 8, 80, at::kBFloat16, 2e-2f}, {16, 2, 96, at::kFloat, 1e-4f}};
+                          {8, 8, 80, at::kBFloat16, 2e-2f}, {16, 2, 96, at::kFloat, 1e-4f},
+                          {8, 8, 64, at::kBFloat16, 2e-2f}, {16, 2, 128, at::kBFloat16, 2e-2f},
+                          {12, 4, 64, at::kHalf, 4e-3f}};
   for (const Shape& shape : shapes) {
     SCOPED_TRACE(::testing::Message() << shape.q_heads << "/" << shape.kv_heads << " heads, dim "
                                       << shape.head_dim << ", " << shape.dtype);
