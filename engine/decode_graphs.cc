@@ -117,6 +117,7 @@ DecodeGraphs::Graph& DecodeGraphs::Captured(int64_t padded) {
   attention.block_tables =
       ints_.narrow(0, 1 + max_batch_, max_batch_ * max_table_width_).view({max_batch_, max_table_width_});
   attention.block_table_width = ints_.narrow(0, 0, 1);
+  attention.one_token_per_row = true;  // Serves() takes decode-only steps
   // Capture on a side stream after one eager run there (library handles, workspaces).
   const c10::Device device = model_.device();
   c10::cuda::device_synchronize();

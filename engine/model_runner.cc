@@ -41,6 +41,7 @@ SampledTokens ModelRunner::RunEager(const StepInputs& host) {
   attention.token_rows = ToDevice(host.token_rows, at::kInt, device);
   attention.block_tables =
       ToDevice(host.block_tables, at::kInt, device).view({-1, host.max_blocks});
+  attention.one_token_per_row = host.decode_only;
   attention.row_token_begin = host.row_token_begin;
   attention.row_context = host.row_context;
   attention.row_blocks = host.row_blocks;

@@ -10,6 +10,7 @@
 
 #include "engine/cuda/kv_write_kernels.h"
 #include "engine/cuda/paged_attention_kernels.h"
+#include "engine/cuda/paged_attention_mma.h"
 #include "models/fused_kernel_support.h"
 #endif
 
@@ -76,6 +77,40 @@ at::Tensor PagedKvCache::AppendAndAttend(int64_t layer, const at::Tensor& q, con
   keys.view({-1, kv_heads_, head_dim_}).index_copy_(0, step_->slot_mapping, k);
   values.view({-1, kv_heads_, head_dim_}).index_copy_(0, step_->slot_mapping, v);
   return AttendGathered(q, keys, values, scale);
+}
+
+at::Tensor PagedKvCache::TryRotateAppendAndAttend(int64_t layer, const at::Tensor& qkv,
+                                                  const at::Tensor& cos, const at::Tensor& sin,
+                                                  double scale) {
+  ROLLOUT_CHECK(step_ != nullptr) << "TryRotateAppendAndAttend without BeginStep";
+#ifdef ROLLOUT_WITH_CUDA
+  const int64_t q_heads = qkv.size(1) / head_dim_ - 2 * kv_heads_;
+  const at::ScalarType dtype = qkv.scalar_type();
+  const bool half = dtype == at::kBFloat16 || dtype == at::kHalf;
+  const bool layout_ok = qkv.stride(1) == 1 && qkv.stride(0) % 8 == 0 &&
+                         reinterpret_cast<uintptr_t>(qkv.data_ptr()) % 16 == 0 &&
+                         cos.scalar_type() == dtype && sin.scalar_type() == dtype &&
+                         cos.is_contiguous() && sin.is_contiguous();
+  if (!use_kernel_ || !step_->one_token_per_row || !half || !layout_ok ||
+      !cuda::PagedAttentionMmaSupports(models::KernelElementType(dtype), q_heads, kv_heads_,
+                                       head_dim_)) {
+    return at::Tensor();
+  }
+  at::Tensor keys = storage_[layer][0];
+  at::Tensor values = storage_[layer][1];
+  at::Tensor out = at::empty({qkv.size(0), q_heads, head_dim_}, qkv.options());
+  cuda::LaunchRotaryDecodeAttentionMma(
+      models::KernelElementType(dtype), qkv.data_ptr(), qkv.stride(0), cos.data_ptr(),
+      sin.data_ptr(), step_->slot_mapping.data_ptr<int64_t>(), keys.data_ptr(), values.data_ptr(),
+      step_->block_tables.data_ptr<int32_t>(), step_->block_tables.size(1),
+      step_->block_table_width.defined() ? step_->block_table_width.data_ptr<int32_t>() : nullptr,
+      step_->token_rows.data_ptr<int32_t>(), step_->positions.data_ptr<int64_t>(), qkv.size(0),
+      q_heads, kv_heads_, head_dim_, block_size_, static_cast<float>(scale), out.data_ptr(),
+      at::cuda::getCurrentCUDAStream());
+  return out;
+#else
+  return at::Tensor();
+#endif
 }
 
 #ifdef ROLLOUT_WITH_CUDA

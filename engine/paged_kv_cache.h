@@ -10,7 +10,9 @@
 // covers its sequence's positions [0, positions[i]].
 //
 // GPU: one kernel writes the step's keys and values (engine/cuda/kv_write_kernels.h),
-// one reads the blocks in place (engine/cuda/paged_attention_kernels.h).
+// one reads the blocks in place (engine/cuda/paged_attention_kernels.h); a decode step
+// given the unrotated projection does RoPE, the write and attention in one
+// (engine/cuda/paged_attention_mma.h).
 // CPU, and head shapes the kernel does not serve: per sequence, its blocks are
 // gathered and attended with SDPA.
 // Not thread-safe; one step at a time.
@@ -36,6 +38,9 @@ struct StepAttention {
   // Optional [1] int32: the tables' real row width when block_tables is a larger
   // static buffer (CUDA graphs); undefined: block_tables.size(1).
   at::Tensor block_table_width;
+  // Every row has exactly one token in the step (a decode step): a token's KV can be
+  // written and its row read in one kernel (TryRotateAppendAndAttend).
+  bool one_token_per_row = false;
   // Host copy of the layout for the gathering path: row r's tokens are
   // [row_token_begin[r], row_token_begin[r + 1]), it has row_context[r] positions
   // after the step, in blocks row_blocks[r].
@@ -70,6 +75,10 @@ class PagedKvCache final : public models::KvCache {
 
   at::Tensor AppendAndAttend(int64_t layer, const at::Tensor& q, const at::Tensor& k,
                              const at::Tensor& v, double scale) override;
+  // One kernel for decode steps (one_token_per_row) on CUDA in bfloat16/float16 at
+  // head_dim 64 or 128 (engine/cuda/paged_attention_mma.h); undefined otherwise.
+  at::Tensor TryRotateAppendAndAttend(int64_t layer, const at::Tensor& qkv, const at::Tensor& cos,
+                                      const at::Tensor& sin, double scale) override;
 
  private:
 #ifdef ROLLOUT_WITH_CUDA

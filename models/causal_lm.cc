@@ -302,11 +302,14 @@ at::Tensor CausalLM::StepAttention(const DecoderLayer& layer, int64_t index, con
     const int64_t q_heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads;
     const int64_t dim = config_.head_dim;
     const at::Tensor qkv = at::linear(x, layer.qkv_weight, layer.qkv_bias);  // [N, (Hq + 2 Hkv) D]
-    const auto [q, k] = FusedRopeQk(qkv, cos, sin, q_heads, kv_heads, dim);
-    const at::Tensor v = qkv.narrow(1, (q_heads + kv_heads) * dim, kv_heads * dim)
-                             .view({-1, kv_heads, dim});
     const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
-    const at::Tensor out = cache.AppendAndAttend(index, q, k, v, scale);  // [N, Hq, D]
+    at::Tensor out = cache.TryRotateAppendAndAttend(index, qkv, cos, sin, scale);  // [N, Hq, D]
+    if (!out.defined()) {
+      const auto [q, k] = FusedRopeQk(qkv, cos, sin, q_heads, kv_heads, dim);
+      const at::Tensor v = qkv.narrow(1, (q_heads + kv_heads) * dim, kv_heads * dim)
+                               .view({-1, kv_heads, dim});
+      out = cache.AppendAndAttend(index, q, k, v, scale);
+    }
     return Project(layer.o_proj, out.reshape({-1, q_heads * dim}));
   }
 #endif

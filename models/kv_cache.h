@@ -23,6 +23,17 @@ class KvCache {
   // cached tokens and to the step's tokens of that sequence up to itself.
   virtual at::Tensor AppendAndAttend(int64_t layer, const at::Tensor& q, const at::Tensor& k,
                                      const at::Tensor& v, double scale) = 0;
+
+  // The same from the unrotated fused projection, where the cache can rotate, store and
+  // attend in one go for the current step: qkv [N, (Hq + 2 Hkv) D] (q, k and v heads
+  // side by side, unit column stride), cos/sin [N, D] rotate-half tables in qkv's dtype.
+  // Returns what AppendAndAttend returns for the rotated q and k, or an undefined tensor
+  // (nothing stored) where it cannot; the caller then rotates and calls AppendAndAttend.
+  virtual at::Tensor TryRotateAppendAndAttend(int64_t layer, const at::Tensor& qkv,
+                                              const at::Tensor& cos, const at::Tensor& sin,
+                                              double scale) {
+    return at::Tensor();
+  }
 };
 
 // B sequences that advance together: each step adds the same number T of tokens to

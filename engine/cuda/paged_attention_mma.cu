@@ -4,14 +4,19 @@
 #include <cuda_fp16.h>
 
 #include <cmath>
+#include <type_traits>
 
 #include "models/cuda/element_access.cuh"
+#include "models/cuda/rope_math.cuh"
 
 namespace rollout::engine::cuda {
 namespace {
 
+using models::cuda::DispatchElementType;
 using models::cuda::ElementType;
 using models::cuda::FromFloat;
+using models::cuda::RotateHalfElement;
+using models::cuda::ToFloat;
 
 constexpr int kWarps = 4;       // per block; each takes every kWarps-th chunk of keys
 constexpr int kChunk = 16;      // keys per warp iteration: two n-tiles of the score mma
@@ -82,8 +87,8 @@ struct KvRows {
 };
 
 template <typename T, int D>
-__device__ __forceinline__ Chunk<D> LoadChunk(const T* __restrict__ k_cache,
-                                              const T* __restrict__ v_cache, const KvRows& rows,
+__device__ __forceinline__ Chunk<D> LoadChunk(const T* k_cache, const T* v_cache,
+                                              const KvRows& rows,
                                               int64_t first_key, int lane) {
   const int g = lane / 4, t = lane % 4;
   // Lane l looks up the slot of key l % 16; the others' rows come by shuffle.
@@ -187,41 +192,110 @@ __device__ __forceinline__ void AttendChunk(const Chunk<D>& chunk, const uint4 (
   }
 }
 
-// One block of kWarps warps per (query token, KV head); arguments as LaunchPagedAttention.
+// A launch's arguments (see LaunchPagedAttentionMma and LaunchRotaryDecodeAttentionMma).
+template <typename T>
+struct Args {
+  // Head h of token i's query at q + i * q_stride + h * D; in the rotary variant the
+  // unrotated fused projection, whose k heads follow the q heads and v heads the k heads.
+  const T* q;
+  int64_t q_stride;
+  T* k_cache;
+  T* v_cache;
+  const int32_t* block_tables;
+  int max_blocks;
+  const int32_t* table_width;
+  const int32_t* token_rows;
+  const int64_t* positions;
+  int q_heads, kv_heads, block_size;
+  float log2_scale;
+  T* out;
+  // Rotary variant only: [tokens, D] tables and [tokens] cache slots.
+  const T* cos;
+  const T* sin;
+  const int64_t* slot_mapping;
+};
+
+// The rotary variant's first phase: this block's token writes its rotated key and its
+// value for kv_head into the cache (its row has no other token in the step, so no other
+// block reads them); visible to the block's reads after the barrier.
+template <typename T, int D>
+__device__ __forceinline__ void WriteRotatedKv(const Args<T>& a, int token, int kv_head) {
+  const T* row = a.q + int64_t(token) * a.q_stride;
+  const T* k = row + int64_t(a.q_heads + kv_head) * D;
+  const T* v = row + int64_t(a.q_heads + a.kv_heads + kv_head) * D;
+  const T* c = a.cos + int64_t(token) * D;
+  const T* s = a.sin + int64_t(token) * D;
+  const int64_t dst = (a.slot_mapping[token] * a.kv_heads + kv_head) * D;
+  for (int i = threadIdx.x; i < 2 * D; i += kWarps * 32) {
+    const int j = i % D;
+    if (i < D) {
+      const bool first = j < D / 2;
+      const float partner = ToFloat(first ? k[j + D / 2] : k[j - D / 2]);
+      a.k_cache[dst + j] =
+          RotateHalfElement<T>(ToFloat(k[j]), partner, first, ToFloat(c[j]), ToFloat(s[j]));
+    } else {
+      a.v_cache[dst + j] = v[j];
+    }
+  }
+  __syncthreads();
+}
+
+// The lane's query slice (dimensions [t D/4, (t + 1) D/4) of head g of the group; zeros
+// for padding heads), rotated in the rotary variant: the partner dimensions j +- D/2 sit
+// in lane t ^ 2's slice.
+template <typename T, int D, bool kRotary>
+__device__ __forceinline__ void LoadQuery(const Args<T>& a, int token, int kv_head, int group,
+                                          int lane, uint4 (&q_slice)[D / 32]) {
+  const int g = lane / 4, t = lane % 4;
+  const T* head = a.q + int64_t(token) * a.q_stride + int64_t(kv_head * group + g) * D;
+#pragma unroll
+  for (int i = 0; i < D / 32; ++i) {
+    q_slice[i] = g < group ? reinterpret_cast<const uint4*>(head + t * (D / 4))[i]
+                           : make_uint4(0, 0, 0, 0);
+  }
+  if constexpr (kRotary) {
+    const T* c = a.cos + int64_t(token) * D + t * (D / 4);
+    const T* s = a.sin + int64_t(token) * D + t * (D / 4);
+    T* x = reinterpret_cast<T*>(q_slice);
+    T partner[D / 4];
+#pragma unroll
+    for (int w = 0; w < D / 8; ++w) {
+      const uint32_t theirs =
+          __shfl_xor_sync(kFullMask, reinterpret_cast<const uint32_t*>(q_slice)[w], 2);
+      reinterpret_cast<uint32_t*>(partner)[w] = theirs;
+    }
+#pragma unroll
+    for (int e = 0; e < D / 4; ++e) {
+      x[e] = RotateHalfElement<T>(ToFloat(x[e]), ToFloat(partner[e]), t < 2, ToFloat(c[e]),
+                                  ToFloat(s[e]));
+    }
+  }
+}
+
+// One block of kWarps warps per (query token, KV head).
 // Four blocks an SM at head_dim 64 (120 registers): the other warps hide a warp's load
 // latency. (Loading the next chunk while computing the current one needs ~150
 // registers, three blocks an SM, and was slower: 19 vs 13 us a layer on an H200 at
 // batch 256.)
-template <typename T, int D>
-__global__ void __launch_bounds__(kWarps * 32, D <= 64 ? 4 : 2)
-PagedAttentionMma(const T* __restrict__ q, const T* __restrict__ k_cache,
-                  const T* __restrict__ v_cache, const int32_t* __restrict__ block_tables,
-                  int max_blocks, const int32_t* __restrict__ table_width,
-                  const int32_t* __restrict__ token_rows, const int64_t* __restrict__ positions,
-                  int q_heads, int kv_heads, int block_size, float log2_scale,
-                  T* __restrict__ out) {
+template <typename T, int D, bool kRotary>
+__global__ void __launch_bounds__(kWarps * 32, D <= 64 ? 4 : 2) PagedAttentionMma(Args<T> a) {
   const int token = blockIdx.x, kv_head = blockIdx.y;
-  const int group = q_heads / kv_heads;
+  const int group = a.q_heads / a.kv_heads;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
 
-  const int width = table_width != nullptr ? *table_width : max_blocks;
-  const KvRows rows{block_tables + int64_t(token_rows[token]) * width, positions[token] + 1,
-                    block_size, kv_heads, kv_head};
-  const T* q_group = q + (int64_t(token) * q_heads + int64_t(kv_head) * group) * D;
-
-  uint4 q_slice[D / 32] = {};
-  if (g < group) {
-    const uint4* src = reinterpret_cast<const uint4*>(q_group + g * D + t * (D / 4));
-#pragma unroll
-    for (int i = 0; i < D / 32; ++i) q_slice[i] = src[i];
-  }
+  if constexpr (kRotary) WriteRotatedKv<T, D>(a, token, kv_head);
+  const int width = a.table_width != nullptr ? *a.table_width : a.max_blocks;
+  const KvRows rows{a.block_tables + int64_t(a.token_rows[token]) * width,
+                    a.positions[token] + 1, a.block_size, a.kv_heads, kv_head};
+  uint4 q_slice[D / 32];
+  LoadQuery<T, D, kRotary>(a, token, kv_head, group, lane, q_slice);
 
   WarpState<D> state;
   const int64_t chunks = (rows.context + kChunk - 1) / kChunk;
   for (int64_t c = warp; c < chunks; c += kWarps) {
-    const Chunk<D> chunk = LoadChunk<T, D>(k_cache, v_cache, rows, c * kChunk, lane);
-    AttendChunk<T, D>(chunk, q_slice, c * kChunk, rows.context, log2_scale, lane, state);
+    const Chunk<D> chunk = LoadChunk<T, D>(a.k_cache, a.v_cache, rows, c * kChunk, lane);
+    AttendChunk<T, D>(chunk, q_slice, c * kChunk, rows.context, a.log2_scale, lane, state);
   }
   state.sum += __shfl_xor_sync(kFullMask, state.sum, 1);
   state.sum += __shfl_xor_sync(kFullMask, state.sum, 2);
@@ -241,7 +315,7 @@ PagedAttentionMma(const T* __restrict__ q, const T* __restrict__ k_cache,
     }
   }
   __syncthreads();
-  T* out_group = out + (int64_t(token) * q_heads + int64_t(kv_head) * group) * D;
+  T* out_group = a.out + (int64_t(token) * a.q_heads + int64_t(kv_head) * group) * D;
   for (int i = threadIdx.x; i < group * D; i += kWarps * 32) {
     const int head = i / D, d = i % D;
     float overall_max = max_s[0][head];
@@ -258,16 +332,35 @@ PagedAttentionMma(const T* __restrict__ q, const T* __restrict__ k_cache,
   }
 }
 
-template <typename T, int D>
-void Launch(const void* q, const void* k_cache, const void* v_cache, const int32_t* block_tables,
-            int64_t max_blocks, const int32_t* table_width, const int32_t* token_rows,
-            const int64_t* positions, int64_t tokens, int64_t q_heads, int64_t kv_heads,
-            int64_t block_size, float scale, void* out, cudaStream_t stream) {
-  const dim3 grid(static_cast<unsigned>(tokens), static_cast<unsigned>(kv_heads));
-  PagedAttentionMma<T, D><<<grid, kWarps * 32, 0, stream>>>(
-      static_cast<const T*>(q), static_cast<const T*>(k_cache), static_cast<const T*>(v_cache),
-      block_tables, int(max_blocks), table_width, token_rows, positions, int(q_heads),
-      int(kv_heads), int(block_size), scale * 1.4426950408889634f, static_cast<T*>(out));
+template <typename T, bool kRotary>
+void Launch(const Args<T>& args, int64_t tokens, int64_t head_dim, cudaStream_t stream) {
+  if (tokens == 0) return;
+  const dim3 grid(static_cast<unsigned>(tokens), static_cast<unsigned>(args.kv_heads));
+  const auto kernel = head_dim == 64 ? PagedAttentionMma<T, 64, kRotary>
+                                     : PagedAttentionMma<T, 128, kRotary>;
+  kernel<<<grid, kWarps * 32, 0, stream>>>(args);
+}
+
+// Args of a launch: everything but the query source and the rotary inputs.
+template <typename T>
+Args<T> CommonArgs(const void* k_cache, const void* v_cache, const int32_t* block_tables,
+                   int64_t max_blocks, const int32_t* table_width, const int32_t* token_rows,
+                   const int64_t* positions, int64_t q_heads, int64_t kv_heads,
+                   int64_t block_size, float scale, void* out) {
+  Args<T> a{};
+  a.k_cache = static_cast<T*>(const_cast<void*>(k_cache));
+  a.v_cache = static_cast<T*>(const_cast<void*>(v_cache));
+  a.block_tables = block_tables;
+  a.max_blocks = int(max_blocks);
+  a.table_width = table_width;
+  a.token_rows = token_rows;
+  a.positions = positions;
+  a.q_heads = int(q_heads);
+  a.kv_heads = int(kv_heads);
+  a.block_size = int(block_size);
+  a.log2_scale = scale * 1.4426950408889634f;
+  a.out = static_cast<T*>(out);
+  return a;
 }
 
 }  // namespace
@@ -285,18 +378,39 @@ void LaunchPagedAttentionMma(ElementType dtype, const void* q, const void* k_cac
                              const int64_t* positions, int64_t tokens, int64_t q_heads,
                              int64_t kv_heads, int64_t head_dim, int64_t block_size, float scale,
                              void* out, cudaStream_t stream) {
-  if (tokens == 0) return;
-  auto launch = [&](auto element) {
+  DispatchElementType(dtype, [&](auto element) {
     using T = decltype(element);
-    const auto kernel = head_dim == 64 ? Launch<T, 64> : Launch<T, 128>;
-    kernel(q, k_cache, v_cache, block_tables, max_blocks, table_width, token_rows, positions,
-           tokens, q_heads, kv_heads, block_size, scale, out, stream);
-  };
-  if (dtype == ElementType::kBFloat16) {
-    launch(__nv_bfloat16{});
-  } else {
-    launch(__half{});
-  }
+    if constexpr (!std::is_same_v<T, float>) {
+      Args<T> a = CommonArgs<T>(k_cache, v_cache, block_tables, max_blocks, table_width,
+                                token_rows, positions, q_heads, kv_heads, block_size, scale, out);
+      a.q = static_cast<const T*>(q);
+      a.q_stride = q_heads * head_dim;  // the kernel only reads the cache
+      Launch<T, false>(a, tokens, head_dim, stream);
+    }
+  });
+}
+
+void LaunchRotaryDecodeAttentionMma(ElementType dtype, const void* qkv, int64_t qkv_stride,
+                                    const void* cos, const void* sin,
+                                    const int64_t* slot_mapping, void* k_cache, void* v_cache,
+                                    const int32_t* block_tables, int64_t max_blocks,
+                                    const int32_t* table_width, const int32_t* token_rows,
+                                    const int64_t* positions, int64_t tokens, int64_t q_heads,
+                                    int64_t kv_heads, int64_t head_dim, int64_t block_size,
+                                    float scale, void* out, cudaStream_t stream) {
+  DispatchElementType(dtype, [&](auto element) {
+    using T = decltype(element);
+    if constexpr (!std::is_same_v<T, float>) {
+      Args<T> a = CommonArgs<T>(k_cache, v_cache, block_tables, max_blocks, table_width,
+                                token_rows, positions, q_heads, kv_heads, block_size, scale, out);
+      a.q = static_cast<const T*>(qkv);
+      a.q_stride = qkv_stride;
+      a.cos = static_cast<const T*>(cos);
+      a.sin = static_cast<const T*>(sin);
+      a.slot_mapping = slot_mapping;
+      Launch<T, true>(a, tokens, head_dim, stream);
+    }
+  });
 }
 
 }  // namespace rollout::engine::cuda

@@ -39,4 +39,21 @@ void LaunchPagedAttentionMma(models::cuda::ElementType dtype, const void* q, con
                              int64_t kv_heads, int64_t head_dim, int64_t block_size, float scale,
                              void* out, cudaStream_t stream);
 
+// A decode step's RoPE, KV write and attention in one kernel; every token must be the
+// only one of its block-table row in the step (so no other block reads the slot it
+// writes). qkv [tokens, (q_heads + 2 kv_heads) * head_dim]: the unrotated fused q/k/v
+// projection, row stride qkv_stride (a multiple of 8 elements); cos/sin [tokens,
+// head_dim] contiguous rotate-half tables (as models/cuda/decode_kernels.h's RopeQk
+// takes). Token i's rotated key and its value go to cache slot slot_mapping[i]
+// (int64 [tokens]); its rotated query attends as in LaunchPagedAttentionMma, whose other
+// arguments these are. Results equal RopeQk + the KV write + LaunchPagedAttentionMma.
+void LaunchRotaryDecodeAttentionMma(models::cuda::ElementType dtype, const void* qkv,
+                                    int64_t qkv_stride, const void* cos, const void* sin,
+                                    const int64_t* slot_mapping, void* k_cache, void* v_cache,
+                                    const int32_t* block_tables, int64_t max_blocks,
+                                    const int32_t* table_width, const int32_t* token_rows,
+                                    const int64_t* positions, int64_t tokens, int64_t q_heads,
+                                    int64_t kv_heads, int64_t head_dim, int64_t block_size,
+                                    float scale, void* out, cudaStream_t stream);
+
 }  // namespace rollout::engine::cuda

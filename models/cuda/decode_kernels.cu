@@ -4,6 +4,7 @@
 #include <initializer_list>
 
 #include "models/cuda/element_access.cuh"
+#include "models/cuda/rope_math.cuh"
 
 namespace rollout::models::cuda {
 namespace {
@@ -82,14 +83,12 @@ __global__ void RopeQk(const T* __restrict__ qkv, int64_t qkv_stride, const T* _
     const int head = i / dim, j = i % dim;
     const T* x = row + head * dim;
     const bool first = j < half;
-    float v = ToFloat(x[j]) * ToFloat(c[j]);
-    // rotate_half(x)[j] = -x[j + half] (first half), x[j - half] (second half)
-    const float rotated = first ? -ToFloat(x[j + half]) : ToFloat(x[j - half]);
-    v += rotated * ToFloat(s[j]);
+    const T v = RotateHalfElement<T>(ToFloat(x[j]), ToFloat(first ? x[j + half] : x[j - half]),
+                                     first, ToFloat(c[j]), ToFloat(s[j]));
     if (head < q_heads) {
-      q_out[(token * q_heads + head) * dim + j] = FromFloat<T>(v);
+      q_out[(token * q_heads + head) * dim + j] = v;
     } else {
-      k_out[(token * kv_heads + head - q_heads) * dim + j] = FromFloat<T>(v);
+      k_out[(token * kv_heads + head - q_heads) * dim + j] = v;
     }
   }
 }

@@ -14,6 +14,7 @@
 #include <random>
 
 #include "engine/paged_kv_cache.h"
+#include "models/fused_decode.h"
 
 namespace rollout::engine {
 namespace {
@@ -110,6 +111,102 @@ TEST(PagedAttentionCuda, MatchesGatheredAttentionOnTheCpu) {
     const at::Tensor got = RunOn(c10::Device(c10::kCUDA, 0), shape, shape.dtype, 37, 290, 3, 11);
     ASSERT_EQ(got.sizes(), want.sizes());
     EXPECT_LT((got - want).abs().max().item<float>(), shape.tolerance);
+  }
+}
+
+// Decode steps through TryRotateAppendAndAttend (RoPE, KV write and attention in one
+// kernel) and through FusedRopeQk + AppendAndAttend, each on its own cache with the same
+// prefilled contents: the same outputs, bit for bit, over two steps (the second reads
+// what the first wrote). Rows of 5, 40 and 129 cached tokens in scattered blocks.
+TEST(PagedAttentionCuda, RotaryDecodeStepMatchesRopeThenAttend) {
+  c10::NoGradGuard no_grad;
+  struct Case {
+    int64_t q_heads, kv_heads, head_dim;
+    at::ScalarType dtype;
+  };
+  for (const Case& shape : {Case{14, 2, 64, at::kBFloat16}, Case{16, 2, 128, at::kHalf}}) {
+    SCOPED_TRACE(::testing::Message() << shape.q_heads << "/" << shape.kv_heads << " heads, dim "
+                                      << shape.head_dim << ", " << shape.dtype);
+    models::TransformerConfig config;
+    config.num_hidden_layers = 1;
+    config.num_attention_heads = shape.q_heads;
+    config.num_key_value_heads = shape.kv_heads;
+    config.head_dim = shape.head_dim;
+    const int64_t block_size = 16, width = 10, rows = 3;
+    const std::vector<int64_t> cached = {5, 40, 129};
+    std::vector<int32_t> tables(rows * width);
+    std::iota(tables.begin(), tables.end(), 0);
+    std::shuffle(tables.begin(), tables.end(), std::mt19937(3));
+    const auto options = at::TensorOptions().dtype(shape.dtype).device(at::kCUDA, 0);
+    PagedKvCache fused(config, rows * width, block_size, options);
+    PagedKvCache separate(config, rows * width, block_size, options);
+    auto layout = [&](const std::vector<int>& token_rows, const std::vector<int64_t>& positions) {
+      StepAttention attention;
+      std::vector<int64_t> slots;
+      for (size_t i = 0; i < token_rows.size(); ++i) {
+        slots.push_back(int64_t(tables[token_rows[i] * width + positions[i] / block_size]) *
+                            block_size + positions[i] % block_size);
+      }
+      attention.slot_mapping = at::tensor(slots, at::kLong).cuda();
+      attention.positions = at::tensor(positions, at::kLong).cuda();
+      attention.token_rows =
+          at::tensor(std::vector<int32_t>(token_rows.begin(), token_rows.end()), at::kInt).cuda();
+      attention.block_tables = at::tensor(tables, at::kInt).view({rows, width}).cuda();
+      return attention;
+    };
+    at::Generator generator = at::detail::createCPUGenerator(5);
+    auto random = [&](std::vector<int64_t> sizes) {
+      return at::randn(sizes, generator).to(options);
+    };
+    // Prefill both caches with the same keys and values.
+    std::vector<int> prefill_rows;
+    std::vector<int64_t> prefill_positions;
+    for (int row = 0; row < rows; ++row) {
+      for (int64_t p = 0; p < cached[row]; ++p) {
+        prefill_rows.push_back(row);
+        prefill_positions.push_back(p);
+      }
+    }
+    const StepAttention prefill = layout(prefill_rows, prefill_positions);
+    const int64_t n = static_cast<int64_t>(prefill_rows.size());
+    const at::Tensor q0 = random({n, shape.q_heads, shape.head_dim});
+    const at::Tensor k0 = random({n, shape.kv_heads, shape.head_dim});
+    const at::Tensor v0 = random({n, shape.kv_heads, shape.head_dim});
+    for (PagedKvCache* cache : {&fused, &separate}) {
+      cache->BeginStep(&prefill);
+      cache->AppendAndAttend(0, q0, k0, v0, 0.125);
+      cache->BeginStep(nullptr);
+    }
+    const double scale = 1.0 / std::sqrt(double(shape.head_dim));
+    const int64_t qkv_width = (shape.q_heads + 2 * shape.kv_heads) * shape.head_dim;
+    for (int64_t step = 0; step < 2; ++step) {
+      StepAttention decode = layout({0, 1, 2}, {cached[0] + step, cached[1] + step, cached[2] + step});
+      decode.one_token_per_row = true;
+      const at::Tensor qkv = random({rows, qkv_width});
+      const at::Tensor cos = random({rows, shape.head_dim}).clamp(-1, 1);
+      const at::Tensor sin = random({rows, shape.head_dim}).clamp(-1, 1);
+      fused.BeginStep(&decode);
+      const at::Tensor got = fused.TryRotateAppendAndAttend(0, qkv, cos, sin, scale);
+      fused.BeginStep(nullptr);
+      ASSERT_TRUE(got.defined());
+      const auto [q, k] =
+          models::FusedRopeQk(qkv, cos, sin, shape.q_heads, shape.kv_heads, shape.head_dim);
+      const at::Tensor v = qkv.narrow(1, (shape.q_heads + shape.kv_heads) * shape.head_dim,
+                                      shape.kv_heads * shape.head_dim)
+                               .view({rows, shape.kv_heads, shape.head_dim});
+      separate.BeginStep(&decode);
+      const at::Tensor want = separate.AppendAndAttend(0, q, k, v, scale);
+      separate.BeginStep(nullptr);
+      EXPECT_TRUE(at::equal(got, want)) << "step " << step << ": max difference "
+                                        << (got.to(at::kFloat) - want.to(at::kFloat)).abs().max().item<float>();
+    }
+    // A step with two tokens of one row is not a decode step: the caller must rotate.
+    StepAttention mixed = layout({0, 0}, {cached[0] + 2, cached[0] + 3});
+    fused.BeginStep(&mixed);
+    EXPECT_FALSE(fused.TryRotateAppendAndAttend(0, random({2, qkv_width}), random({2, shape.head_dim}),
+                                                random({2, shape.head_dim}), scale)
+                     .defined());
+    fused.BeginStep(nullptr);
   }
 }
 
