@@ -111,7 +111,8 @@ void PrintProfile(const engine::EngineStats& stats) {
 
 #ifdef ROLLOUT_WITH_CUDA
 // Device time of the decode step's parts at `batch` sequences of `context` tokens: the
-// whole forward, one layer's attention (KV write + paged kernel), the LM head and the
+// whole forward, one layer's attention (RoPE, KV write and paged kernel, fused where
+// the cache does that for a decode step), the LM head and the
 // sampler, each replayed from a CUDA graph as the engine runs them. Before that, one
 // eager step (forward, LM head, sampler) runs between cudaProfilerStart/Stop, so
 // `ncu --profile-from-start off decode_bench ...` profiles exactly one decode step's
@@ -128,6 +129,11 @@ void ProfileParts(const models::CausalLM& model, int64_t batch, int64_t context)
   step.token_rows = at::arange(batch, ints);
   step.positions = at::full({batch}, context - 1, longs);
   step.slot_mapping = at::arange(batch, longs) * (blocks_per_sequence * block_size) + context - 1;
+  step.one_token_per_row = true;  // a decode step, as the engine's graphs run it
+  const at::Tensor qkv =
+      at::randn({batch, (c.num_attention_heads + 2 * c.num_key_value_heads) * c.head_dim}, options);
+  const at::Tensor cos = at::rand({batch, c.head_dim}, options);
+  const at::Tensor sin = at::rand({batch, c.head_dim}, options);
   const at::Tensor q = at::randn({batch, c.num_attention_heads, c.head_dim}, options);
   const at::Tensor kv = at::randn({batch, c.num_key_value_heads, c.head_dim}, options);
   const at::Tensor hidden = at::randn({batch, c.hidden_size}, options);
@@ -167,16 +173,24 @@ void ProfileParts(const models::CausalLM& model, int64_t batch, int64_t context)
   engine::SampleTokens(model.Logits(model.ForwardStep(ids, step.positions, cache)), params);
   c10::cuda::device_synchronize();
   cudaProfilerStop();
-  const double attention = time_ms([&] { cache.AppendAndAttend(0, q, kv, kv, 0.125); });
+  const bool fused = cache.TryRotateAppendAndAttend(0, qkv, cos, sin, 0.125).defined();
+  const double attention = time_ms([&] {
+    if (fused) {
+      cache.TryRotateAppendAndAttend(0, qkv, cos, sin, 0.125);
+    } else {
+      cache.AppendAndAttend(0, q, kv, kv, 0.125);
+    }
+  });
   const double forward = time_ms([&] { model.ForwardStep(ids, step.positions, cache); });
   cache.BeginStep(nullptr);
   const double head = time_ms([&] { model.Logits(hidden); });
   const double sample = time_ms([&] { engine::SampleTokens(logits, params); });
   std::cout << absl::StrFormat(
-      "  device time at batch %d, context %d: forward %.2f ms = attention (KV write + kernel) "
-      "%.3f ms/layer x %d = %.2f ms + the rest (projections, norms, RoPE, MLP) %.2f ms; "
+      "  device time at batch %d, context %d: forward %.2f ms = attention (%s) "
+      "%.3f ms/layer x %d = %.2f ms + the rest (projections, norms, MLP) %.2f ms; "
       "LM head %.3f ms; sampler %.3f ms\n",
-      batch, context, forward, attention, c.num_hidden_layers, attention * c.num_hidden_layers,
+      batch, context, forward, fused ? "RoPE + KV write + kernel, fused" : "KV write + kernel",
+      attention, c.num_hidden_layers, attention * c.num_hidden_layers,
       forward - attention * c.num_hidden_layers, head, sample);
 }
 #endif  // ROLLOUT_WITH_CUDA

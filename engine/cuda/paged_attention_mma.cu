@@ -86,17 +86,20 @@ struct KvRows {
   int block_size, kv_heads, kv_head;
 };
 
+// The cache slot of key first_key + lane % 16 (-1 past the context): lane l looks up
+// key l % 16 of a chunk, the others get it by shuffle. Looked up a chunk ahead, so a
+// chunk's loads wait for one memory round trip, not two.
+__device__ __forceinline__ int64_t LaneSlot(const KvRows& rows, int64_t first_key, int lane) {
+  const int64_t key = first_key + lane % kChunk;
+  if (key >= rows.context) return -1;
+  return int64_t(rows.table[key / rows.block_size]) * rows.block_size + key % rows.block_size;
+}
+
+// `slot`: LaneSlot of the chunk.
 template <typename T, int D>
 __device__ __forceinline__ Chunk<D> LoadChunk(const T* k_cache, const T* v_cache,
-                                              const KvRows& rows,
-                                              int64_t first_key, int lane) {
+                                              const KvRows& rows, int64_t slot, int lane) {
   const int g = lane / 4, t = lane % 4;
-  // Lane l looks up the slot of key l % 16; the others' rows come by shuffle.
-  const int64_t key = first_key + lane % kChunk;
-  int64_t slot = -1;
-  if (key < rows.context) {
-    slot = int64_t(rows.table[key / rows.block_size]) * rows.block_size + key % rows.block_size;
-  }
   auto row_start = [&](int key_in_chunk) -> int64_t {
     const int64_t s = __shfl_sync(kFullMask, slot, key_in_chunk);
     return s < 0 ? -1 : (s * rows.kv_heads + rows.kv_head) * D;
@@ -284,18 +287,22 @@ __global__ void __launch_bounds__(kWarps * 32, D <= 64 ? 4 : 2) PagedAttentionMm
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
 
-  if constexpr (kRotary) WriteRotatedKv<T, D>(a, token, kv_head);
+  // Loads that do not depend on the cache writes below come first, to overlap them.
   const int width = a.table_width != nullptr ? *a.table_width : a.max_blocks;
   const KvRows rows{a.block_tables + int64_t(a.token_rows[token]) * width,
                     a.positions[token] + 1, a.block_size, a.kv_heads, kv_head};
+  int64_t slot = LaneSlot(rows, int64_t(warp) * kChunk, lane);
   uint4 q_slice[D / 32];
   LoadQuery<T, D, kRotary>(a, token, kv_head, group, lane, q_slice);
+  if constexpr (kRotary) WriteRotatedKv<T, D>(a, token, kv_head);
 
   WarpState<D> state;
   const int64_t chunks = (rows.context + kChunk - 1) / kChunk;
   for (int64_t c = warp; c < chunks; c += kWarps) {
-    const Chunk<D> chunk = LoadChunk<T, D>(a.k_cache, a.v_cache, rows, c * kChunk, lane);
+    const int64_t next_slot = LaneSlot(rows, (c + kWarps) * kChunk, lane);
+    const Chunk<D> chunk = LoadChunk<T, D>(a.k_cache, a.v_cache, rows, slot, lane);
     AttendChunk<T, D>(chunk, q_slice, c * kChunk, rows.context, a.log2_scale, lane, state);
+    slot = next_slot;
   }
   state.sum += __shfl_xor_sync(kFullMask, state.sum, 1);
   state.sum += __shfl_xor_sync(kFullMask, state.sum, 2);
