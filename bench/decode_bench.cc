@@ -185,13 +185,16 @@ void ProfileParts(const models::CausalLM& model, int64_t batch, int64_t context)
   cache.BeginStep(nullptr);
   const double head = time_ms([&] { model.Logits(hidden); });
   const double sample = time_ms([&] { engine::SampleTokens(logits, params); });
+  engine::SamplingTensors greedy = params;
+  greedy.temperature = at::zeros_like(params.temperature);
+  const double sample_greedy = time_ms([&] { engine::SampleTokens(logits, greedy); });
   std::cout << absl::StrFormat(
       "  device time at batch %d, context %d: forward %.2f ms = attention (%s) "
       "%.3f ms/layer x %d = %.2f ms + the rest (projections, norms, MLP) %.2f ms; "
-      "LM head %.3f ms; sampler %.3f ms\n",
+      "LM head %.3f ms; sampler %.3f ms (%.3f ms greedy: no noise)\n",
       batch, context, forward, fused ? "RoPE + KV write + kernel, fused" : "KV write + kernel",
       attention, c.num_hidden_layers, attention * c.num_hidden_layers,
-      forward - attention * c.num_hidden_layers, head, sample);
+      forward - attention * c.num_hidden_layers, head, sample, sample_greedy);
 }
 #endif  // ROLLOUT_WITH_CUDA
 

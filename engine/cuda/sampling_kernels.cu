@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <climits>
 #include <cmath>
+#include <cstdint>
 
 #include "engine/sampling_noise.h"
+#include "models/cuda/element_access.cuh"
 
 namespace rollout::engine::cuda {
 namespace {
@@ -16,9 +18,7 @@ constexpr int kThreads = 1024;
 constexpr int kWarps = kThreads / 32;
 constexpr long long kNoToken = LLONG_MAX;  // ranks after every real token
 
-__device__ __forceinline__ float ToFloat(float v) { return v; }
-__device__ __forceinline__ float ToFloat(__nv_bfloat16 v) { return __bfloat162float(v); }
-__device__ __forceinline__ float ToFloat(__half v) { return __half2float(v); }
+using models::cuda::ToFloat;
 
 // A candidate for the row's argmax.
 struct Best {
@@ -39,16 +39,6 @@ struct Lse {
   float max;
   float sum;
 };
-
-__device__ __forceinline__ Lse Add(Lse s, float v) {
-  if (v == -INFINITY) return s;  // contributes 0; also keeps exp(-inf - -inf) out
-  if (v > s.max) {
-    s.sum *= __expf(s.max - v);
-    s.max = v;
-  }
-  s.sum += __expf(v - s.max);
-  return s;
-}
 
 __device__ __forceinline__ Lse Combine(Lse a, Lse b) {
   if (b.sum == 0.f) return a;
@@ -91,10 +81,20 @@ __device__ RowState BlockReduce(RowState s) {
   return s;  // valid in thread 0
 }
 
+// N consecutive logits, loaded with one instruction (16 bytes at most).
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T v[N];
+};
+
 // One block per row: argmax of the scores and log-sum-exp of x = logits / T in one
 // pass, then the token's log-prob x[token] - lse. The division matches the CPU path's
-// float32 division bit for bit (no fast math), so both rank the same scores.
-template <typename T>
+// float32 division bit for bit (no fast math), so both rank the same scores. Thread t
+// takes packs t, t + kThreads, ... of N logits (N = 1 when the row is not in whole
+// 16-byte packs): tokens in increasing order per thread, so a tie keeps the thread's
+// earlier token, and the pack's exponentials are summed against its own max with one
+// rescale per pack.
+template <typename T, int N>
 __global__ void __launch_bounds__(kThreads)
     SampleUnfilteredKernel(const T* __restrict__ logits, const float* __restrict__ temperature,
                            const int64_t* __restrict__ seed, const int64_t* __restrict__ step,
@@ -108,13 +108,32 @@ __global__ void __launch_bounds__(kThreads)
   const uint64_t key =
       SamplingStreamKey(static_cast<uint64_t>(seed[row]), static_cast<uint64_t>(step[row]));
   RowState s = {{-INFINITY, kNoToken}, {-INFINITY, 0.f}};
-  for (int64_t j = threadIdx.x; j < vocab; j += kThreads) {
-    const float v = unit_scale ? ToFloat(x[j]) : ToFloat(x[j]) / scale;
-    s.lse = Add(s.lse, v);
-    const float score =
-        greedy ? v : v + SamplingGumbelFromKey(key, static_cast<uint32_t>(j));
-    const Best candidate = {score, static_cast<long long>(j)};
-    if (Before(candidate, s.best)) s.best = candidate;
+  const Pack<T, N>* packs = reinterpret_cast<const Pack<T, N>*>(x);
+  for (int64_t p = threadIdx.x; p < vocab / N; p += kThreads) {
+    const Pack<T, N> pack = packs[p];
+    float v[N];
+    float pack_max = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      v[i] = unit_scale ? ToFloat(pack.v[i]) : ToFloat(pack.v[i]) / scale;
+      pack_max = fmaxf(pack_max, v[i]);
+    }
+    // Relative to a finite reference, so -inf logits add 0 and NaN stays NaN.
+    const float reference = pack_max == -INFINITY ? 0.f : pack_max;
+    float pack_sum = 0.f;
+#pragma unroll
+    for (int i = 0; i < N; ++i) pack_sum += __expf(v[i] - reference);
+    s.lse = Combine(s.lse, {reference, pack_sum});
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const long long token = p * N + i;
+      const float score =
+          greedy ? v[i] : v[i] + SamplingGumbelFromKey(key, static_cast<uint32_t>(token));
+      // Before() for a later token: NaN wins over numbers, a tie keeps the earlier one.
+      if (s.best.token == kNoToken || (!isnan(s.best.score) && !(score <= s.best.score))) {
+        s.best = {score, token};
+      }
+    }
   }
   s = BlockReduce(s);
   if (threadIdx.x == 0) {
@@ -128,8 +147,12 @@ template <typename T>
 void SampleUnfiltered(const void* logits, const float* temperature, const int64_t* seed,
                       const int64_t* step, int64_t rows, int64_t vocab, int64_t* tokens,
                       float* log_probs, cudaStream_t stream) {
-  SampleUnfilteredKernel<T><<<rows, kThreads, 0, stream>>>(
-      static_cast<const T*>(logits), temperature, seed, step, vocab, tokens, log_probs);
+  constexpr int kPack = 16 / sizeof(T);
+  const bool packed =
+      vocab % kPack == 0 && reinterpret_cast<uintptr_t>(logits) % 16 == 0;
+  const auto kernel = packed ? SampleUnfilteredKernel<T, kPack> : SampleUnfilteredKernel<T, 1>;
+  kernel<<<rows, kThreads, 0, stream>>>(static_cast<const T*>(logits), temperature, seed, step,
+                                        vocab, tokens, log_probs);
 }
 
 // Grid (vocab chunks, rows), both grid-strided.

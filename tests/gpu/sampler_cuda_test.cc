@@ -74,6 +74,16 @@ INSTANTIATE_TEST_SUITE_P(DtypesAndPaths, SamplerCudaTest,
                          ::testing::Combine(::testing::Values(at::kFloat, at::kBFloat16, at::kHalf),
                                             ::testing::Bool()));
 
+// Rows that are not whole 16-byte packs (1001 bfloat16 logits) take the kernel's
+// one-logit-at-a-time loop: the same draws as the CPU.
+TEST(SamplerCuda, OddVocabularyDrawsTheCpuTokens) {
+  at::manual_seed(13);
+  const at::Tensor logits = (at::randn({40, 1001}) * 3).to(at::kBFloat16);
+  const SamplingTensors params = RandomParams(40, /*filters=*/false);
+  ExpectSameDraws(SampleTokens(logits.to(at::kCUDA), To(params, at::kCUDA)),
+                  SampleTokens(logits, params));
+}
+
 // The fused kernel's in-pass noise and the noise-fill kernel are the same draws.
 TEST(SamplerCuda, FilteredPathWithFiltersOffMatchesTheFusedKernel) {
   at::manual_seed(12);
