@@ -275,12 +275,28 @@ bool CausalLM::FusedStep(const at::Tensor& x) const {
 bool CausalLM::UsesGroup(std::initializer_list<const Linear*> linears, const at::Tensor& weight,
                          const at::Tensor& bias) const {
   for (const Linear* linear : linears) {
-    if (linear->has_adapter() && adapters_enabled_ && !linear->merged()) return false;
+    if (linear->has_adapter() && adapters_enabled_ && training_) return false;
     if (!linear->weight().is_alias_of(weight)) return false;
     if (linear->bias().defined() != bias.defined()) return false;
     if (bias.defined() && !linear->bias().is_alias_of(bias)) return false;
   }
   return true;
+}
+
+at::Tensor CausalLM::ProjectGroup(std::initializer_list<const Linear*> linears,
+                                  const at::Tensor& weight, const at::Tensor& bias,
+                                  const at::Tensor& x) const {
+  at::Tensor out = at::linear(x, weight, bias);  // [N, sum of the layers' widths]
+  int64_t column = 0;
+  for (const Linear* linear : linears) {
+    const int64_t width = linear->weight().size(0);
+    if (linear->has_adapter() && adapters_enabled_) {
+      out.narrow(-1, column, width)
+          .add_(at::linear(at::linear(x, linear->lora_a()), linear->lora_b()) * linear->lora_scale());
+    }
+    column += width;
+  }
+  return out;
 }
 
 std::pair<at::Tensor, at::Tensor> CausalLM::AddRmsNorm(const at::Tensor& residual,
@@ -301,7 +317,8 @@ at::Tensor CausalLM::StepAttention(const DecoderLayer& layer, int64_t index, con
                                 layer.qkv_bias)) {
     const int64_t q_heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads;
     const int64_t dim = config_.head_dim;
-    const at::Tensor qkv = at::linear(x, layer.qkv_weight, layer.qkv_bias);  // [N, (Hq + 2 Hkv) D]
+    const at::Tensor qkv = ProjectGroup({&layer.q_proj, &layer.k_proj, &layer.v_proj},
+                                        layer.qkv_weight, layer.qkv_bias, x);  // [N, (Hq + 2 Hkv) D]
     const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
     at::Tensor out = cache.TryRotateAppendAndAttend(index, qkv, cos, sin, scale);  // [N, Hq, D]
     if (!out.defined()) {
@@ -320,7 +337,8 @@ at::Tensor CausalLM::StepMlp(const DecoderLayer& layer, const at::Tensor& x) con
 #ifdef ROLLOUT_WITH_CUDA
   if (FusedStep(x) && UsesGroup({&layer.gate_proj, &layer.up_proj}, layer.gate_up_weight,
                                 layer.gate_up_bias)) {
-    const at::Tensor gate_up = at::linear(x, layer.gate_up_weight, layer.gate_up_bias);
+    const at::Tensor gate_up = ProjectGroup({&layer.gate_proj, &layer.up_proj},
+                                            layer.gate_up_weight, layer.gate_up_bias, x);
     return Project(layer.down_proj, FusedSwigluHalves(gate_up));
   }
 #endif

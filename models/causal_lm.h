@@ -129,10 +129,14 @@ class CausalLM {
                                                const at::Tensor& weight) const;
   // Whether the step may use the fused kernels and groups for `x`.
   bool FusedStep(const at::Tensor& x) const;
-  // Whether the linear layers still alias the fused group (weight, bias) and add nothing
-  // of their own (an enabled, unmerged adapter).
+  // Whether the linear layers still alias the fused group (weight, bias), and their
+  // enabled adapters need no dropout (not training).
   bool UsesGroup(std::initializer_list<const Linear*> linears, const at::Tensor& weight,
                  const at::Tensor& bias) const;
+  // x W^T + b of a group that UsesGroup(), plus each enabled adapter's (alpha / r) x A^T B^T
+  // in its layer's columns, rounded as Linear::Forward rounds it.
+  at::Tensor ProjectGroup(std::initializer_list<const Linear*> linears, const at::Tensor& weight,
+                          const at::Tensor& bias, const at::Tensor& x) const;
   at::Tensor RmsNorm(const at::Tensor& x, const at::Tensor& weight) const;
   at::Tensor Project(const Linear& linear, const at::Tensor& x) const;
 

@@ -10,6 +10,7 @@
 #include "common/torch_compat.h"
 #include "models/causal_lm.h"
 #include "models/kv_cache.h"
+#include "models/lora.h"
 #include "models/rope.h"
 
 namespace rollout::models {
@@ -91,6 +92,33 @@ TEST(CausalLmFusedStep, MatchesTheLayerByLayerStep) {
   const at::Tensor layered = ThreeSteps(*model).detach();  // autograd on: layer by layer
   EXPECT_LT(MaxDiff(fused, layered), 1e-5);
   EXPECT_GT(fused.abs().max().item<float>(), 0.f);
+}
+
+// LoRA rollouts (adapters enabled, not merged) keep the fused groups: each adapter's
+// delta goes into its layer's columns of the group's output.
+TEST(CausalLmFusedStep, AddsEnabledAdaptersToTheGroups) {
+  LoadOptions options;
+  options.device = c10::Device(c10::kCUDA, 0);
+  const auto model = CausalLM::Load("tests/data/tiny-qwen2", options).value();
+  LoraConfig lora;
+  lora.options.rank = 4;
+  lora.options.alpha = 8;
+  ASSERT_TRUE(AddLoraAdapters(*model, lora, 7).ok());
+  at::manual_seed(5);
+  at::Tensor fused, without_adapters;
+  {
+    c10::NoGradGuard no_grad;
+    for (auto& [name, tensor] : NamedLoraParameters(*model)) {
+      if (name.find("lora_B") != std::string::npos) tensor->copy_(at::randn_like(*tensor) * 0.05);
+    }
+    fused = ThreeSteps(*model);
+    model->set_adapters_enabled(false);
+    without_adapters = ThreeSteps(*model);
+    model->set_adapters_enabled(true);
+  }
+  const at::Tensor layered = ThreeSteps(*model).detach();
+  EXPECT_LT(MaxDiff(fused, layered), 1e-5);
+  EXPECT_GT(MaxDiff(fused, without_adapters), 1e-3);  // the adapters matter here
 }
 
 }  // namespace
