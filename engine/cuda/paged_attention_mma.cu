@@ -27,33 +27,26 @@ constexpr unsigned kFullMask = 0xffffffffu;
 // heads), so only the accumulator's rows 0..7 are kept: lane (g, t) holds
 // d0 = D[g][2t], d1 = D[g][2t + 1]. a0 = A[g][2t, 2t + 1], a2 = A[g][2t + 8, 2t + 9];
 // b0 = B[2t, 2t + 1][g], b1 = B[2t + 8, 2t + 9][g] — pairs of elements, low half first.
+#define ROLLOUT_MMA_LIVE_ROWS(type)                                                \
+  "mma.sync.aligned.m16n8k16.row.col.f32." type "." type ".f32 {%0,%1,%2,%3}, "  \
+  "{%4,%5,%6,%7}, {%8,%9}, {%0,%1,%10,%11};\n"
 template <typename T>
 __device__ __forceinline__ void MmaLiveRows(uint32_t a0, uint32_t a2, uint32_t b0, uint32_t b1,
-                                            float& d0, float& d1);
-
-template <>
-__device__ __forceinline__ void MmaLiveRows<__nv_bfloat16>(uint32_t a0, uint32_t a2, uint32_t b0,
-                                                           uint32_t b1, float& d0, float& d1) {
+                                            float& d0, float& d1) {
   float padding_rows[2];
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%10,%11};\n"
-      : "+f"(d0), "+f"(d1), "=f"(padding_rows[0]), "=f"(padding_rows[1])
-      : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1), "f"(0.f), "f"(0.f));
+  if constexpr (std::is_same_v<T, __nv_bfloat16>) {
+    asm volatile(ROLLOUT_MMA_LIVE_ROWS("bf16")
+                 : "+f"(d0), "+f"(d1), "=f"(padding_rows[0]), "=f"(padding_rows[1])
+                 : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1), "f"(0.f), "f"(0.f));
+  } else {
+    static_assert(std::is_same_v<T, __half>, "bfloat16 or float16");
+    asm volatile(ROLLOUT_MMA_LIVE_ROWS("f16")
+                 : "+f"(d0), "+f"(d1), "=f"(padding_rows[0]), "=f"(padding_rows[1])
+                 : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1), "f"(0.f), "f"(0.f));
+  }
   asm("" ::"f"(padding_rows[0]), "f"(padding_rows[1]));  // discarded
 }
-
-template <>
-__device__ __forceinline__ void MmaLiveRows<__half>(uint32_t a0, uint32_t a2, uint32_t b0,
-                                                    uint32_t b1, float& d0, float& d1) {
-  float padding_rows[2];
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, "
-      "{%8,%9}, {%0,%1,%10,%11};\n"
-      : "+f"(d0), "+f"(d1), "=f"(padding_rows[0]), "=f"(padding_rows[1])
-      : "r"(a0), "r"(0u), "r"(a2), "r"(0u), "r"(b0), "r"(b1), "f"(0.f), "f"(0.f));
-  asm("" ::"f"(padding_rows[0]), "f"(padding_rows[1]));  // discarded
-}
+#undef ROLLOUT_MMA_LIVE_ROWS
 
 // Two floats as one register of the mma's element type, `lo` in the low half.
 template <typename T> __device__ __forceinline__ uint32_t Pack(float lo, float hi);
