@@ -116,7 +116,7 @@ void PrintProfile(const engine::EngineStats& stats) {
 // sampler, each replayed from a CUDA graph as the engine runs them. Before that, one
 // eager step (forward, LM head, sampler) runs between cudaProfilerStart/Stop, so
 // `ncu --profile-from-start off decode_bench ...` profiles exactly one decode step's
-// kernels per batch size.
+// kernels per batch size (bench/ncu_kernel_summary.py sums them by kernel).
 void ProfileParts(const models::CausalLM& model, int64_t batch, int64_t context) {
   const models::TransformerConfig& c = model.config();
   const at::TensorOptions options = at::TensorOptions().dtype(model.dtype()).device(model.device());
