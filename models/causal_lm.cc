@@ -28,8 +28,6 @@ namespace {
 
 constexpr double kInitStd = 0.02;
 
-std::vector<int64_t> ShapeOf(const at::Tensor& t) { return t.sizes().vec(); }
-
 // The shape every parameter must have, in HF names.
 std::vector<std::pair<std::string, std::vector<int64_t>>> ExpectedShapes(
     const TransformerConfig& c, bool with_lm_head) {
@@ -116,17 +114,32 @@ absl::StatusOr<std::unique_ptr<CausalLM>> CausalLM::Load(const std::string& dir,
   std::unique_ptr<CausalLM> model(new CausalLM(config, options));
   std::map<std::string, std::vector<int64_t>> expected;
   for (auto& [name, shape] : ExpectedShapes(config, options.with_lm_head)) expected[name] = shape;
+  // Every tensor checked first, then read front to back (the file's order).
+  std::map<std::string, at::Tensor*> params;
   for (auto& [name, param] : model->NamedParameters()) {
     if (!reader->Has(name)) {
       return absl::NotFoundError(absl::StrCat("model ", dir, " has no tensor ", name));
     }
-    ASSIGN_OR_RETURN(at::Tensor loaded, reader->Load(name));
-    if (ShapeOf(loaded) != expected.at(name)) {
+    ASSIGN_OR_RETURN(const TensorInfo info, reader->Info(name));
+    if (info.shape != expected.at(name)) {
       return absl::DataLossError(absl::StrCat(
-          "model ", dir, ": tensor ", name, " has shape [", absl::StrJoin(ShapeOf(loaded), ", "),
+          "model ", dir, ": tensor ", name, " has shape [", absl::StrJoin(info.shape, ", "),
           "], config.json implies [", absl::StrJoin(expected.at(name), ", "), "]"));
     }
-    param->copy_(loaded);
+    params[name] = param;
+  }
+  c10::NoGradGuard no_grad;
+  for (const std::string& name : reader->NamesInFileOrder()) {
+    auto it = params.find(name);
+    if (it == params.end()) continue;  // e.g. a tied LM head's copy
+    at::Tensor& param = *it->second;
+    if (param.device().is_cpu() && param.is_contiguous() &&
+        param.scalar_type() == reader->Info(name)->dtype) {
+      RETURN_IF_ERROR(reader->ReadInto(name, param));
+    } else {
+      ASSIGN_OR_RETURN(const at::Tensor loaded, reader->Load(name));
+      param.copy_(loaded);
+    }
   }
   return model;
 }

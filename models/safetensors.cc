@@ -60,60 +60,90 @@ absl::StatusOr<std::string> DtypeToName(c10::ScalarType type) {
       absl::StrCat("unsupported dtype ", c10::toString(type), " (supported: ", kSupported, ")"));
 }
 
-// A whole file mapped read-only. The descriptor is closed once mapped; the mapping
-// lives until destruction. Replacing the file by rename is safe; truncating it in
-// place while mapped is not (SIGBUS on access).
-class MappedFile {
+// A file open for positioned reads (pread): any number of threads may read it at once.
+// The descriptor lives until destruction; replacing the file by rename meanwhile is
+// safe (the reads see the old file), truncating it in place makes reads past the new
+// end fail with DataLoss.
+class ReadOnlyFile {
  public:
   // NotFound for a missing file, DataLoss for one too short to hold a header.
-  static absl::StatusOr<std::unique_ptr<MappedFile>> Open(const std::string& path) {
+  static absl::StatusOr<std::unique_ptr<ReadOnlyFile>> Open(const std::string& path) {
     const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) {
       const int error = errno;
       const std::string message = absl::StrCat("opening ", path, ": ", strerror(error));
       return error == ENOENT ? absl::NotFoundError(message) : absl::UnavailableError(message);
     }
+    auto file = std::unique_ptr<ReadOnlyFile>(new ReadOnlyFile(path, fd));
     struct stat st;
-    const bool regular = fstat(fd, &st) == 0 && S_ISREG(st.st_mode);
-    const uint64_t size = regular ? st.st_size : 0;
-    void* data = size >= 8 ? mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0) : MAP_FAILED;
-    const int error = errno;
-    close(fd);
-    if (!regular) return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
-    if (size < 8) {
-      return absl::DataLossError(absl::StrCat(path, ": file of ", size, " bytes has no header"));
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": not a regular file"));
     }
-    if (data == MAP_FAILED) {
-      return absl::UnavailableError(absl::StrCat("mmap ", path, ": ", strerror(error)));
+    file->size_ = static_cast<uint64_t>(st.st_size);
+    if (file->size_ < 8) {
+      return absl::DataLossError(absl::StrCat(path, ": file of ", file->size_, " bytes has no header"));
     }
-    return std::unique_ptr<MappedFile>(new MappedFile(path, static_cast<const char*>(data), size));
+    return file;
   }
-  ~MappedFile() { munmap(const_cast<char*>(data_), size_); }
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
+  ~ReadOnlyFile() { close(fd_); }
+  ReadOnlyFile(const ReadOnlyFile&) = delete;
+  ReadOnlyFile& operator=(const ReadOnlyFile&) = delete;
 
   const std::string& path() const { return path_; }
-  const char* data() const { return data_; }
-  uint64_t size() const { return size_; }  // at least 8
+  uint64_t size() const { return size_; }  // at least 8, as found at Open
+
+  // Bytes [offset, offset + count) into `out`, in large reads (the kernel then reads
+  // ahead in large requests, near the disk's sequential speed).
+  absl::Status ReadAt(uint64_t offset, uint64_t count, void* out) const {
+    constexpr uint64_t kMaxRead = uint64_t{1} << 30;  // Linux returns at most ~2 GiB a call
+    char* dst = static_cast<char*>(out);
+    while (count > 0) {
+      const ssize_t got = pread(fd_, dst, std::min(count, kMaxRead), static_cast<off_t>(offset));
+      const int error = errno;
+      if (got < 0 && error == EINTR) continue;
+      if (got < 0) {
+        return absl::UnavailableError(
+            absl::StrCat("reading ", path_, " at byte ", offset, ": ", strerror(error)));
+      }
+      if (got == 0) {
+        return absl::DataLossError(absl::StrCat(path_, " ends before byte ", offset,
+                                                " (truncated while open?)"));
+      }
+      dst += got;
+      offset += static_cast<uint64_t>(got);
+      count -= static_cast<uint64_t>(got);
+    }
+    return absl::OkStatus();
+  }
 
  private:
-  MappedFile(std::string path, const char* data, uint64_t size)
-      : path_(std::move(path)), data_(data), size_(size) {}
+  ReadOnlyFile(std::string path, int fd) : path_(std::move(path)), fd_(fd) {}
   const std::string path_;
-  const char* const data_;
-  const uint64_t size_;
+  const int fd_;
+  uint64_t size_ = 0;
 };
+
+// Memory about to be filled by a read: asks the kernel for transparent huge pages,
+// so filling fresh memory takes one fault per 2 MiB instead of one per 4 KiB (on this
+// project's 2-core VM that halves reading 4 GB of AdamW state into new tensors: 19.6
+// -> 9.0 s). Advice only: where huge pages are off, nothing changes.
+void AdviseHugePages(void* data, uint64_t bytes) {
+  constexpr uint64_t kHugePage = uint64_t{2} << 20;
+  const uint64_t begin = (reinterpret_cast<uint64_t>(data) + kHugePage - 1) / kHugePage * kHugePage;
+  const uint64_t end = (reinterpret_cast<uint64_t>(data) + bytes) / kHugePage * kHugePage;
+  if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);
+}
 
 // Where a tensor's bytes lie: [begin, end) in the file, absolute.
 struct Slot {
   TensorInfo info;
   uint64_t begin = 0;
   uint64_t end = 0;
-  const MappedFile* file = nullptr;
+  const ReadOnlyFile* file = nullptr;
 };
 
 struct ParsedFile {
-  std::unique_ptr<MappedFile> file;
+  std::unique_ptr<ReadOnlyFile> file;
   std::map<std::string, Slot> tensors;
   std::map<std::string, std::string> metadata;
 };
@@ -212,15 +242,16 @@ absl::Status CheckNoOverlap(const std::map<std::string, Slot>& tensors) {
 }
 
 absl::Status ParseHeader(ParsedFile& parsed) {
-  const MappedFile& file = *parsed.file;
+  const ReadOnlyFile& file = *parsed.file;
   uint64_t header_size = 0;
-  std::memcpy(&header_size, file.data(), 8);
+  RETURN_IF_ERROR(file.ReadAt(0, 8, &header_size));
   if (header_size > file.size() - 8) {
     return absl::DataLossError(absl::StrCat(
         "header length ", header_size, " runs past the end of the file (", file.size(), " bytes)"));
   }
-  const char* header_begin = file.data() + 8;
-  ASSIGN_OR_RETURN(Json header, ParseHeaderJson(header_begin, header_begin + header_size));
+  std::string text(header_size, '\0');
+  RETURN_IF_ERROR(file.ReadAt(8, header_size, text.data()));
+  ASSIGN_OR_RETURN(Json header, ParseHeaderJson(text.data(), text.data() + text.size()));
   const uint64_t data_start = 8 + header_size;
   for (const auto& [name, entry] : header.items()) {
     if (name == kMetadataKey) {
@@ -239,7 +270,7 @@ absl::Status ParseHeader(ParsedFile& parsed) {
 
 absl::StatusOr<ParsedFile> OpenAndParse(const std::string& path) {
   ParsedFile parsed;
-  ASSIGN_OR_RETURN(parsed.file, MappedFile::Open(path));
+  ASSIGN_OR_RETURN(parsed.file, ReadOnlyFile::Open(path));
   RETURN_IF_ERROR(WithContext(ParseHeader(parsed), path));
   return parsed;
 }
@@ -270,9 +301,9 @@ absl::StatusOr<std::map<std::string, std::string>> ParseIndex(const std::string&
   return shard_of;
 }
 
-class MappedReader final : public SafetensorsReader {
+class FileReader final : public SafetensorsReader {
  public:
-  explicit MappedReader(std::string origin) : origin_(std::move(origin)) {}
+  explicit FileReader(std::string origin) : origin_(std::move(origin)) {}
 
   // Takes the mapping of `parsed`; exposes `names` of it (all when null).
   absl::Status Add(ParsedFile parsed, const std::vector<std::string>* names) {
@@ -299,6 +330,22 @@ class MappedReader final : public SafetensorsReader {
     for (const auto& [name, slot] : slots_) names.push_back(name);
     return names;
   }
+  std::vector<std::string> NamesInFileOrder() const override {
+    std::vector<std::pair<std::pair<size_t, uint64_t>, const std::string*>> order;
+    order.reserve(slots_.size());
+    for (const auto& [name, slot] : slots_) {
+      const size_t file = std::find_if(files_.begin(), files_.end(), [&](const auto& f) {
+                            return f.get() == slot.file;
+                          }) - files_.begin();
+      order.push_back({{file, slot.begin}, &name});
+    }
+    std::stable_sort(order.begin(), order.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<std::string> names;
+    names.reserve(order.size());
+    for (const auto& entry : order) names.push_back(*entry.second);
+    return names;
+  }
   bool Has(const std::string& name) const override { return slots_.count(name) > 0; }
   absl::StatusOr<TensorInfo> Info(const std::string& name) const override {
     ASSIGN_OR_RETURN(const Slot* slot, Find(name));
@@ -307,10 +354,21 @@ class MappedReader final : public SafetensorsReader {
   absl::StatusOr<at::Tensor> Load(const std::string& name) const override {
     ASSIGN_OR_RETURN(const Slot* slot, Find(name));
     at::Tensor tensor = at::empty(slot->info.shape, at::TensorOptions().dtype(slot->info.dtype));
-    if (slot->end > slot->begin) {
-      std::memcpy(tensor.data_ptr(), slot->file->data() + slot->begin, slot->end - slot->begin);
-    }
+    AdviseHugePages(tensor.data_ptr(), tensor.nbytes());
+    RETURN_IF_ERROR(slot->file->ReadAt(slot->begin, slot->end - slot->begin, tensor.data_ptr()));
     return tensor;
+  }
+  absl::Status ReadInto(const std::string& name, at::Tensor& destination) const override {
+    ASSIGN_OR_RETURN(const Slot* slot, Find(name));
+    if (!destination.device().is_cpu() || !destination.is_contiguous() ||
+        destination.scalar_type() != slot->info.dtype ||
+        destination.sizes() != at::IntArrayRef(slot->info.shape)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "reading '", name, "' of ", origin_, " into a tensor that is not a contiguous CPU ",
+          c10::toString(slot->info.dtype), " [", absl::StrJoin(slot->info.shape, ","), "]"));
+    }
+    AdviseHugePages(destination.data_ptr(), destination.nbytes());
+    return slot->file->ReadAt(slot->begin, slot->end - slot->begin, destination.data_ptr());
   }
   std::map<std::string, std::string> Metadata() const override { return metadata_; }
 
@@ -324,7 +382,7 @@ class MappedReader final : public SafetensorsReader {
   }
 
   std::string origin_;
-  std::vector<std::unique_ptr<MappedFile>> files_;
+  std::vector<std::unique_ptr<ReadOnlyFile>> files_;
   std::map<std::string, Slot> slots_;
   std::map<std::string, std::string> metadata_;
 };
@@ -334,7 +392,7 @@ class MappedReader final : public SafetensorsReader {
 absl::StatusOr<std::unique_ptr<SafetensorsReader>> SafetensorsReader::OpenFile(
     const std::string& path) {
   ASSIGN_OR_RETURN(ParsedFile parsed, OpenAndParse(path));
-  auto reader = std::make_unique<MappedReader>(path);
+  auto reader = std::make_unique<FileReader>(path);
   RETURN_IF_ERROR(reader->Add(std::move(parsed), nullptr));
   return reader;
 }
@@ -356,7 +414,7 @@ absl::StatusOr<std::unique_ptr<SafetensorsReader>> SafetensorsReader::OpenDirect
   ASSIGN_OR_RETURN(auto shard_of, ParseIndex(*index_text, index_path));
   std::map<std::string, std::vector<std::string>> names_in_shard;
   for (const auto& [name, shard] : shard_of) names_in_shard[shard].push_back(name);
-  auto reader = std::make_unique<MappedReader>(dir);
+  auto reader = std::make_unique<FileReader>(dir);
   for (const auto& [shard, names] : names_in_shard) {
     ASSIGN_OR_RETURN(ParsedFile parsed, OpenAndParse(JoinPath(dir, shard)));
     RETURN_IF_ERROR(WithContext(reader->Add(std::move(parsed), &names), dir));

@@ -2,17 +2,19 @@
 // little-endian header length, a JSON header {name: {dtype, shape, data_offsets}, and
 // optionally "__metadata__": {str: str}}, then the raw little-endian tensor bytes.
 //
-// Reading maps the files (mmap) and copies one tensor at a time into memory LibTorch
-// owns, so a model loads without holding a second full copy. A model directory has
+// Reading copies one tensor at a time with large positioned reads (pread) into memory
+// LibTorch owns (or straight into a destination tensor), so a model loads without
+// holding a second full copy, and front to back (NamesInFileOrder) at about the disk's
+// sequential speed. A model directory has
 // either `model.safetensors` or sharded files listed in `model.safetensors.index.json`
 // ({"weight_map": {tensor name: file name}}).
 //
 // Opening validates the whole header: its length within the file, every tensor's
 // data_offsets inside the data section and equal to dtype x shape bytes, no name
 // twice, no two tensors sharing bytes. A reader is immutable once open, so its const
-// methods may be called from several threads. It keeps the files mapped for its
-// lifetime; replacing a file by rename meanwhile is safe, truncating it in place is
-// not (SIGBUS).
+// methods may be called from several threads. It keeps the files open for its
+// lifetime; replacing a file by rename meanwhile is safe, truncating it in place makes
+// later reads fail (DataLoss).
 //
 // Writing is crash-safe: a temporary file, fsync, rename (common/atomic_file_writer.h).
 // The tensors are streamed to it one at a time (a host copy of one GPU tensor at most).
@@ -55,10 +57,17 @@ class SafetensorsReader {
 
   // Tensor names, sorted.
   virtual std::vector<std::string> Names() const = 0;
+  // The same names in the order their bytes lie (file by file for a sharded directory):
+  // loading in this order reads every file front to back, which the kernel's readahead
+  // serves at disk speed (name order jumps around: data are laid out widest dtype first).
+  virtual std::vector<std::string> NamesInFileOrder() const = 0;
   virtual bool Has(const std::string& name) const = 0;
   virtual absl::StatusOr<TensorInfo> Info(const std::string& name) const = 0;
   // A contiguous CPU tensor owning a copy of the bytes.
   virtual absl::StatusOr<at::Tensor> Load(const std::string& name) const = 0;
+  // The bytes straight into `destination`, a contiguous CPU tensor of the entry's
+  // dtype and shape (InvalidArgument otherwise, nothing written); no intermediate copy.
+  virtual absl::Status ReadInto(const std::string& name, at::Tensor& destination) const = 0;
   // "__metadata__" of the file; for a sharded directory, of the first shard by name.
   virtual std::map<std::string, std::string> Metadata() const = 0;
 };

@@ -38,7 +38,7 @@ void AdamW::ZeroGrad() {
   }
 }
 
-absl::Status AdamW::RestoreStates(const std::vector<State>& states) {
+absl::Status AdamW::RestoreStates(std::vector<State> states) {
   if (states.size() != params_.size()) {
     return absl::InvalidArgumentError(absl::StrCat("AdamW state for ", states.size(),
                                                    " parameters; the optimizer has ", params_.size()));
@@ -60,9 +60,9 @@ absl::Status AdamW::RestoreStates(const std::vector<State>& states) {
       states_[i] = State();
       continue;
     }
-    states_[i].exp_avg = states[i].exp_avg.to(param.options(), /*non_blocking=*/false, /*copy=*/true);
-    states_[i].exp_avg_sq = states[i].exp_avg_sq.to(param.options(), false, true);
-    states_[i].step = states[i].step.reshape({}).to(param.options().dtype(at::kFloat), false, true);
+    states_[i].exp_avg = states[i].exp_avg.to(param.options());
+    states_[i].exp_avg_sq = states[i].exp_avg_sq.to(param.options());
+    states_[i].step = states[i].step.reshape({}).to(param.options().dtype(at::kFloat));
   }
   return absl::OkStatus();
 }

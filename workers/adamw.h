@@ -41,11 +41,13 @@ class AdamW {
   };
   // Parallel to the `params` given at construction (checkpoints save these).
   const std::vector<State>& states() const { return states_; }
-  // Replaces every parameter's state with a copy of `states` (moved to the
-  // parameter's device and dtype; the step stays float32). InvalidArgument, changing
+  // Replaces every parameter's state with `states`: tensors that already have the
+  // parameter's device and dtype (the step: float32) are taken over, not copied — the
+  // optimizer updates them in place, so the caller must hand over tensors nothing else
+  // uses (a checkpoint load's); others are converted. InvalidArgument, changing
   // nothing, when the count differs, a state is partly defined, or a shape does not
   // match its parameter's.
-  absl::Status RestoreStates(const std::vector<State>& states);
+  absl::Status RestoreStates(std::vector<State> states);
 
  private:
   std::vector<at::Tensor*> params_;

@@ -7,7 +7,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -119,40 +118,43 @@ absl::Status SaveOptimizer(const RoleCheckpoint& role, const std::string& path) 
   return models::WriteSafetensors(path, tensors);
 }
 
-// The state of trainable tensor `name`: all three entries, or none (never stepped).
-absl::StatusOr<AdamW::State> ReadOptimizerState(const models::SafetensorsReader& reader,
+// The state of trainable tensor `name` from `loaded` (file entries by name): all three
+// entries, or none (never stepped).
+absl::StatusOr<AdamW::State> TakeOptimizerState(std::map<std::string, at::Tensor>& loaded,
                                                 const std::string& path, const std::string& name) {
-  std::vector<at::Tensor> loaded;
+  std::vector<at::Tensor> parts;
   for (const char* suffix : kStateSuffixes) {
-    if (!reader.Has(name + suffix)) continue;
-    ASSIGN_OR_RETURN(at::Tensor tensor, reader.Load(name + suffix));
-    loaded.push_back(std::move(tensor));
+    auto it = loaded.find(name + suffix);
+    if (it == loaded.end()) continue;
+    parts.push_back(std::move(it->second));
+    loaded.erase(it);
   }
-  if (loaded.empty()) return AdamW::State();
-  if (loaded.size() != 3) {
+  if (parts.empty()) return AdamW::State();
+  if (parts.size() != 3) {
     return absl::DataLossError(absl::StrCat(path, ": the state of ", name,
                                             " lacks some of exp_avg, exp_avg_sq and step"));
   }
-  return AdamW::State{loaded[0], loaded[1], loaded[2]};
+  return AdamW::State{parts[0], parts[1], parts[2]};
 }
 
 absl::Status LoadOptimizer(const RoleCheckpoint& role, const std::string& path) {
   ASSIGN_OR_RETURN(const std::unique_ptr<models::SafetensorsReader> reader,
                    PartFile(models::SafetensorsReader::OpenFile(path), "optimizer"));
-  std::set<std::string> unclaimed;
-  for (const std::string& name : reader->Names()) unclaimed.insert(name);
+  std::map<std::string, at::Tensor> loaded;  // read front to back, then handed over
+  for (const std::string& name : reader->NamesInFileOrder()) {
+    ASSIGN_OR_RETURN(loaded[name], reader->Load(name));
+  }
   std::vector<AdamW::State> states;
   for (const std::string& name : role.trainable_names) {
-    ASSIGN_OR_RETURN(AdamW::State state, ReadOptimizerState(*reader, path, name));
-    for (const char* suffix : kStateSuffixes) unclaimed.erase(name + suffix);
+    ASSIGN_OR_RETURN(AdamW::State state, TakeOptimizerState(loaded, path, name));
     states.push_back(std::move(state));
   }
-  if (!unclaimed.empty()) {
+  if (!loaded.empty()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        path, " holds optimizer state for ", *unclaimed.begin(),
+        path, " holds optimizer state for ", loaded.begin()->first,
         ", which this run does not train (a checkpoint of another model or LoRA setting)"));
   }
-  return WithContext(role.optimizer->RestoreStates(states), path);
+  return WithContext(role.optimizer->RestoreStates(std::move(states)), path);
 }
 
 }  // namespace
@@ -221,25 +223,35 @@ absl::Status SaveNamedTensors(const std::string& path, const NamedTensors& tenso
 absl::Status LoadNamedTensors(const std::string& path, const NamedTensors& tensors) {
   ASSIGN_OR_RETURN(const std::unique_ptr<models::SafetensorsReader> reader,
                    models::SafetensorsReader::OpenFile(path));
-  std::set<std::string> unclaimed;
-  for (const std::string& name : reader->Names()) unclaimed.insert(name);
-  c10::NoGradGuard no_grad;
+  // Every tensor checked before any is overwritten, then read in file order.
+  std::map<std::string, at::Tensor*> wanted;
   for (const auto& [name, tensor] : tensors) {
     if (!reader->Has(name)) return absl::DataLossError(absl::StrCat(path, " has no tensor ", name));
-    ASSIGN_OR_RETURN(const at::Tensor loaded, reader->Load(name));
-    if (loaded.sizes() != tensor->sizes() || loaded.scalar_type() != tensor->scalar_type()) {
+    ASSIGN_OR_RETURN(const models::TensorInfo info, reader->Info(name));
+    if (at::IntArrayRef(info.shape) != tensor->sizes() || info.dtype != tensor->scalar_type()) {
       return absl::DataLossError(absl::StrCat(
-          path, ": tensor ", name, " is ", c10::toString(loaded.scalar_type()), " [",
-          absl::StrJoin(loaded.sizes(), ","), "]; the model's is ", c10::toString(tensor->scalar_type()), " [",
+          path, ": tensor ", name, " is ", c10::toString(info.dtype), " [",
+          absl::StrJoin(info.shape, ","), "]; the model's is ", c10::toString(tensor->scalar_type()), " [",
           absl::StrJoin(tensor->sizes(), ","), "]"));
     }
-    tensor->copy_(loaded);
-    unclaimed.erase(name);
+    wanted[name] = tensor;
   }
-  if (!unclaimed.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(path, " holds ", *unclaimed.begin(),
-                                                   ", which the model does not have (another model or "
-                                                   "LoRA setting)"));
+  for (const std::string& name : reader->Names()) {
+    if (wanted.count(name) == 0) {
+      return absl::InvalidArgumentError(absl::StrCat(path, " holds ", name,
+                                                     ", which the model does not have (another model or "
+                                                     "LoRA setting)"));
+    }
+  }
+  c10::NoGradGuard no_grad;
+  for (const std::string& name : reader->NamesInFileOrder()) {
+    at::Tensor& tensor = *wanted[name];
+    if (tensor.device().is_cpu() && tensor.is_contiguous()) {
+      RETURN_IF_ERROR(reader->ReadInto(name, tensor));
+    } else {
+      ASSIGN_OR_RETURN(const at::Tensor loaded, reader->Load(name));
+      tensor.copy_(loaded);
+    }
   }
   return absl::OkStatus();
 }

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cstring>
 #include <limits>
 
@@ -245,6 +247,53 @@ TEST(SafetensorsReader, TruncatedDataIsDataLossNamingFileAndTensor) {
   EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
   EXPECT_THAT(status.message(), HasSubstr(path));
   EXPECT_THAT(status.message(), HasSubstr("'weight'"));
+}
+
+// The data lie widest dtype first, then by name: "b" (float64) before "a" and "c".
+TEST(SafetensorsReader, NamesInFileOrderFollowTheData) {
+  TempDir dir;
+  const std::string path = dir.Path("t.safetensors");
+  ASSERT_TRUE(WriteSafetensors(path, {{"c", Sample(at::kFloat, {4})},
+                                      {"b", Sample(at::kDouble, {2})},
+                                      {"a", Sample(at::kHalf, {3})}})
+                  .ok());
+  auto reader = SafetensorsReader::OpenFile(path).value();
+  EXPECT_THAT(reader->Names(), ElementsAre("a", "b", "c"));
+  EXPECT_THAT(reader->NamesInFileOrder(), ElementsAre("b", "c", "a"));
+}
+
+TEST(SafetensorsReader, ReadIntoFillsAMatchingTensorAndRefusesOthers) {
+  TempDir dir;
+  const std::string path = dir.Path("t.safetensors");
+  const at::Tensor weight = Sample(at::kBFloat16, {3, 4});
+  ASSERT_TRUE(WriteSafetensors(path, {{"w", weight}}).ok());
+  auto reader = SafetensorsReader::OpenFile(path).value();
+  at::Tensor destination = at::zeros({3, 4}, at::kBFloat16);
+  ASSERT_TRUE(reader->ReadInto("w", destination).ok());
+  ExpectBitIdentical(destination, weight);
+  at::Tensor wrong_dtype = at::zeros({3, 4}, at::kFloat);
+  at::Tensor wrong_shape = at::zeros({4, 3}, at::kBFloat16);
+  at::Tensor strided = at::zeros({4, 3}, at::kBFloat16).t();
+  for (at::Tensor* bad : {&wrong_dtype, &wrong_shape, &strided}) {
+    const absl::Status status = reader->ReadInto("w", *bad);
+    EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(status.message(), HasSubstr("'w'"));
+    EXPECT_EQ(bad->abs().sum().item<float>(), 0.f);  // untouched
+  }
+  EXPECT_EQ(reader->ReadInto("v", destination).code(), absl::StatusCode::kNotFound);
+}
+
+// Truncating a file while a reader has it open: reads past the new end fail (they used
+// to be a SIGBUS through a memory map).
+TEST(SafetensorsReader, FileTruncatedWhileOpenIsDataLoss) {
+  TempDir dir;
+  const std::string path = dir.Path("t.safetensors");
+  ASSERT_TRUE(WriteSafetensors(path, {{"w", at::ones({1024})}}).ok());
+  auto reader = SafetensorsReader::OpenFile(path).value();
+  ASSERT_EQ(truncate(path.c_str(), 64), 0);
+  const absl::Status status = reader->Load("w").status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kDataLoss);
+  EXPECT_THAT(status.message(), HasSubstr(path));
 }
 
 TEST(SafetensorsReader, HeaderLengthPastEndOfFileIsDataLoss) {

@@ -178,5 +178,27 @@ TEST(CheckpointIo, UnknownPartsAndContentsThatDoNotFitAreClearErrors) {
               HasSubstr("actor.save_checkpoint: meta 'dir'"));
 }
 
+// Every tensor is checked before any is written: a model file that does not fit leaves
+// the model as it was; one that fits fills every tensor.
+TEST(CheckpointIo, AModelFileThatDoesNotFitChangesNoTensor) {
+  testing::TempDir dir("ckpt_io_unchanged");
+  const std::string path = dir.Path("t.safetensors");
+  at::Tensor x = at::ones({2}), y = at::full({3}, 2.0), z = at::full({1}, 3.0);
+  ASSERT_TRUE(SaveNamedTensors(path, {{"x", &x}, {"y", &y}, {"z", &z}}).ok());
+  at::Tensor model_x = at::zeros({2}), model_y = at::zeros({3}), model_z = at::zeros({1});
+  at::Tensor wide_y = at::zeros({4});
+  EXPECT_EQ(LoadNamedTensors(path, {{"x", &model_x}, {"y", &wide_y}, {"z", &model_z}}).code(),
+            absl::StatusCode::kDataLoss);
+  EXPECT_EQ(LoadNamedTensors(path, {{"x", &model_x}, {"y", &model_y}}).code(),
+            absl::StatusCode::kInvalidArgument);  // z: not the model's
+  for (const at::Tensor* t : {&model_x, &model_y, &model_z, &wide_y}) {
+    EXPECT_EQ(t->abs().sum().item<float>(), 0.f);
+  }
+  ASSERT_TRUE(LoadNamedTensors(path, {{"x", &model_x}, {"y", &model_y}, {"z", &model_z}}).ok());
+  EXPECT_TRUE(at::equal(model_x, x));
+  EXPECT_TRUE(at::equal(model_y, y));
+  EXPECT_TRUE(at::equal(model_z, z));
+}
+
 }  // namespace
 }  // namespace rollout::workers
