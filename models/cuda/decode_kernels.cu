@@ -5,13 +5,12 @@
 
 #include "models/cuda/element_access.cuh"
 #include "models/cuda/rope_math.cuh"
+#include "models/cuda/swiglu_math.cuh"
 
 namespace rollout::models::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-
-__device__ __forceinline__ float Sigmoid(float x) { return 1.f / (1.f + __expf(-x)); }
 
 // N consecutive elements, loaded and stored with one instruction (16 bytes at most).
 template <typename T, int N>
@@ -110,7 +109,7 @@ __global__ void SwigluHalves(const T* __restrict__ gate_up, int64_t tokens, int6
 #pragma unroll
       for (int i = 0; i < N; ++i) {
         const float g = ToFloat(g_pack.v[i]);
-        o_pack.v[i] = FromFloat<T>(g * Sigmoid(g) * ToFloat(u_pack.v[i]));
+        o_pack.v[i] = FromFloat<T>(SiluTimes(g, ToFloat(u_pack.v[i])));
       }
       o[c] = o_pack;
     }

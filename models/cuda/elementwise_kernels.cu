@@ -4,6 +4,7 @@
 #include <cuda_fp16.h>
 
 #include "models/cuda/element_access.cuh"
+#include "models/cuda/swiglu_math.cuh"
 
 namespace rollout::models::cuda {
 namespace {
@@ -21,14 +22,12 @@ __device__ __forceinline__ void Store(__nv_bfloat16* p, int64_t i, float v) {
 }
 __device__ __forceinline__ void Store(__half* p, int64_t i, float v) { p[i] = __float2half(v); }
 
-__device__ __forceinline__ float Sigmoid(float x) { return 1.f / (1.f + __expf(-x)); }
-
 template <typename T>
 __global__ void SwigluForward(const T* gate, const T* up, int64_t count, T* out) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < count;
        i += int64_t(gridDim.x) * blockDim.x) {
     const float g = Load(gate, i);
-    Store(out, i, g * Sigmoid(g) * Load(up, i));
+    Store(out, i, SiluTimes(g, Load(up, i)));
   }
 }
 
