@@ -4,14 +4,18 @@
 //
 // usage: train_step_bench [--preset=qwen2.5-0.5b|tiny] [--batch=16] [--seq=512]
 //                         [--steps=10] [--warmup=3] [--device=cuda:0] [--dtype=bfloat16]
-//                         [--peak_tflops=989] [--breakdown]
+//                         [--peak_tflops=989] [--breakdown] [--trace=PATH]
+// --trace writes a Chrome trace of one more step (host operators and, on CUDA, kernels)
+// to PATH; bench/trace_summary.py sums it by operator.
 // Reference on one H200 (issue 3): HF transformers + PyTorch 2.11, same shape, batch
 // 16 x 512, bf16, AdamW: about 81k tokens/s (MFU 0.24).
 #include <ATen/ATen.h>
+#include <torch/csrc/autograd/profiler_kineto.h>
 
 #include <chrono>
 #include <functional>
 #include <iostream>
+#include <set>
 
 #include "absl/strings/str_format.h"
 #include "common/flags.h"
@@ -86,11 +90,28 @@ void TrainStep(models::CausalLM& model, workers::AdamW& optimizer, const at::Ten
   });
 }
 
+// One step under the Kineto profiler (host operators; kernels too on CUDA), saved as a
+// Chrome trace.
+void WriteTrace(models::CausalLM& model, workers::AdamW& optimizer, const at::Tensor& ids,
+                const std::string& path) {
+  namespace profiler = torch::profiler::impl;
+  const profiler::ProfilerConfig config(profiler::ProfilerState::KINETO);
+  std::set<profiler::ActivityType> activities = {profiler::ActivityType::CPU};
+  if (ids.is_cuda()) activities.insert(profiler::ActivityType::CUDA);
+  torch::autograd::profiler::prepareProfiler(config, activities);
+  torch::autograd::profiler::enableProfiler(config, activities);
+  TrainStep(model, optimizer, ids, nullptr);
+  Synchronize(ids.device());
+  torch::autograd::profiler::disableProfiler()->save(path);
+  std::cout << "trace of one step: " << path << "\n";
+}
+
 int Main(const std::vector<std::string>& args) {
   std::string preset = "qwen2.5-0.5b", device_name = "cuda:0", dtype_name = "bfloat16";
   int64_t batch = 16, seq = 512, steps = 10, warmup = 3;
   double peak_tflops = 989;
   bool breakdown = false;
+  std::string trace;
   FlagSet flags("train_step_bench [flags]", "Tokens/s, MFU and peak memory of a training step.");
   flags.AddString("preset", &preset, "qwen2.5-0.5b or tiny");
   flags.AddString("device", &device_name, "cpu or cuda:N");
@@ -101,6 +122,7 @@ int Main(const std::vector<std::string>& args) {
   flags.AddInt("warmup", &warmup, "untimed steps first");
   flags.AddDouble("peak_tflops", &peak_tflops, "device peak for MFU (H200 bf16 dense: 989)");
   flags.AddBool("breakdown", &breakdown, "also time each phase (synchronised)");
+  flags.AddString("trace", &trace, "write a Chrome trace of one more step to this path");
   absl::StatusOr<FlagSet::Parsed> parsed = flags.Parse(args);
   if (!parsed.ok() || parsed->help) {
     std::cerr << (parsed.ok() ? "" : std::string(parsed.status().message()) + "\n") << flags.Usage();
@@ -161,6 +183,7 @@ int Main(const std::vector<std::string>& args) {
         times.forward * 1e3 / steps, times.loss * 1e3 / steps, times.backward * 1e3 / steps,
         times.optimizer * 1e3 / steps);
   }
+  if (!trace.empty()) WriteTrace(*model, optimizer, ids, trace);
   return 0;
 }
 

@@ -16,6 +16,7 @@
 #include "common/status_macros.h"
 #include "common/torch_compat.h"
 #include "models/attention_mask.h"
+#include "models/grouped_linear.h"
 
 #ifdef ROLLOUT_WITH_CUDA
 #include "models/fused_decode.h"
@@ -207,9 +208,33 @@ at::Tensor CausalLM::Project(const Linear& linear, const at::Tensor& x) const {
   return linear.Forward(x, adapters_enabled_, training_);
 }
 
+std::vector<at::Tensor> CausalLM::ProjectEach(std::initializer_list<const Linear*> linears,
+                                              const at::Tensor& weight, const at::Tensor& bias,
+                                              const at::Tensor& x) const {
+  if (UsesGroup(linears, weight, bias) && !AddsAdapterTerm(linears)) {
+    LinearGroup group{weight, bias, {}, {}};
+    for (const Linear* linear : linears) {
+      group.layer_weights.push_back(linear->weight());
+      if (bias.defined()) group.layer_biases.push_back(linear->bias());
+    }
+    return GroupedLinear(x, group);
+  }
+  std::vector<at::Tensor> out;
+  for (const Linear* linear : linears) out.push_back(Project(*linear, x));
+  return out;
+}
+
+bool CausalLM::AddsAdapterTerm(std::initializer_list<const Linear*> linears) const {
+  for (const Linear* linear : linears) {
+    if (linear->PlainWeight(adapters_enabled_) == nullptr) return true;
+  }
+  return false;
+}
+
 at::Tensor CausalLM::Mlp(const DecoderLayer& layer, const at::Tensor& x) const {
-  const at::Tensor gate = Project(layer.gate_proj, x);
-  const at::Tensor up = Project(layer.up_proj, x);
+  const std::vector<at::Tensor> gate_up = ProjectEach(
+      {&layer.gate_proj, &layer.up_proj}, layer.gate_up_weight, layer.gate_up_bias, x);
+  const at::Tensor &gate = gate_up[0], &up = gate_up[1];
 #ifdef ROLLOUT_WITH_CUDA
   if (gate.is_cuda()) return Project(layer.down_proj, FusedSwiglu(gate, up));
 #endif
@@ -223,9 +248,11 @@ at::Tensor CausalLM::Attention(const DecoderLayer& layer, int64_t index, const a
   std::vector<int64_t> head_shape = x.sizes().vec();
   head_shape.back() = -1;
   head_shape.push_back(config_.head_dim);
-  const at::Tensor q = Rope::Apply(Project(layer.q_proj, x).view(head_shape), cos, sin);
-  const at::Tensor k = Rope::Apply(Project(layer.k_proj, x).view(head_shape), cos, sin);
-  const at::Tensor v = Project(layer.v_proj, x).view(head_shape);
+  const std::vector<at::Tensor> qkv = ProjectEach(
+      {&layer.q_proj, &layer.k_proj, &layer.v_proj}, layer.qkv_weight, layer.qkv_bias, x);
+  const at::Tensor q = Rope::Apply(qkv[0].view(head_shape), cos, sin);
+  const at::Tensor k = Rope::Apply(qkv[1].view(head_shape), cos, sin);
+  const at::Tensor v = qkv[2].view(head_shape);
   const double scale = 1.0 / std::sqrt(static_cast<double>(config_.head_dim));
   at::Tensor out;
   if (cache != nullptr) {
@@ -246,6 +273,13 @@ at::Tensor CausalLM::Attention(const DecoderLayer& layer, int64_t index, const a
 
 at::Tensor CausalLM::Forward(const at::Tensor& input_ids, const at::Tensor& position_ids,
                              const at::Tensor& attention_mask) const {
+  if (attention_mask.defined()) {
+    if (const std::optional<RowRotation> rotation = RowRotation::ForTokenRuns(attention_mask)) {
+      if (rotation->identity()) return Forward(input_ids, position_ids, at::Tensor());
+      return rotation->Undo(
+          Forward(rotation->Apply(input_ids), rotation->Apply(position_ids), at::Tensor()));
+    }
+  }
   at::Tensor hidden = Embed(input_ids);
   const auto [cos, sin] = rope_.CosSin(position_ids, hidden.scalar_type());
   const at::Tensor mask = attention_mask.defined()

@@ -84,7 +84,10 @@ class CausalLM {
   c10::Device device() const { return embed_tokens_.device(); }
 
   // input_ids, position_ids [B, T] int64; attention_mask [B, T] (1 token, 0 padding) or
-  // undefined for no padding. Returns [B, T, H] hidden states after the final norm.
+  // undefined for no padding. Returns [B, T, H] hidden states after the final norm;
+  // those at padding positions are finite but unspecified. Rows whose tokens form one
+  // run (left and/or right padding) are computed rotated to the front under plain causal
+  // attention (RowRotation), others with a padding mask.
   at::Tensor Forward(const at::Tensor& input_ids, const at::Tensor& position_ids,
                      const at::Tensor& attention_mask) const;
   // input_ids, positions [N] int64 (the step's tokens, in the order `cache` expects).
@@ -139,6 +142,13 @@ class CausalLM {
                           const at::Tensor& bias, const at::Tensor& x) const;
   at::Tensor RmsNorm(const at::Tensor& x, const at::Tensor& weight) const;
   at::Tensor Project(const Linear& linear, const at::Tensor& x) const;
+  // Whether any of the layers adds an adapter term in the forward (enabled, unmerged).
+  bool AddsAdapterTerm(std::initializer_list<const Linear*> linears) const;
+  // Each layer's output for x (views of one product: models/grouped_linear.h) when the
+  // layers UsesGroup() and add no adapter term, else each layer's Project().
+  std::vector<at::Tensor> ProjectEach(std::initializer_list<const Linear*> linears,
+                                      const at::Tensor& weight, const at::Tensor& bias,
+                                      const at::Tensor& x) const;
 
   TransformerConfig config_;
   Rope rope_;

@@ -7,6 +7,7 @@
 
 #include "models/cuda/elementwise_kernels.h"
 #include "models/fused_kernel_support.h"
+#include "models/grouped_linear.h"
 
 namespace rollout::models {
 namespace {
@@ -14,39 +15,73 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+// gate/up [..., width] as rows `stride` elements apart: as they are when both are column
+// blocks of one buffer with a common row stride (GroupedLinear's gate/up outputs),
+// else contiguous copies.
+struct SwigluOperands {
+  at::Tensor gate, up;
+  int64_t rows, width, stride;
+};
+
+SwigluOperands RowsOf(const at::Tensor& gate, const at::Tensor& up) {
+  const int64_t width = gate.size(-1);
+  const int64_t rows = width == 0 ? 0 : gate.numel() / width;
+  const int64_t stride = gate.dim() >= 2 && rows > 1 ? gate.stride(-2) : width;
+  if (IsColumnBlock(gate, stride) && IsColumnBlock(up, stride)) return {gate, up, rows, width, stride};
+  return {gate.contiguous(), up.contiguous(), rows, width, width};
+}
+
 struct SwigluFunction : public torch::autograd::Function<SwigluFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& gate_in, const at::Tensor& up_in) {
-    const at::Tensor gate = gate_in.contiguous();
-    const at::Tensor up = up_in.contiguous();
-    const c10::cuda::CUDAGuard guard(gate.device());
-    at::Tensor out = at::empty_like(gate);
-    cuda::LaunchSwigluForward(KernelElementType(gate.scalar_type()), gate.data_ptr(), up.data_ptr(),
-                              gate.numel(), out.data_ptr(), at::cuda::getCurrentCUDAStream());
-    ctx->save_for_backward({gate, up});
+    const SwigluOperands in = RowsOf(gate_in, up_in);
+    const c10::cuda::CUDAGuard guard(in.gate.device());
+    at::Tensor out = at::empty(gate_in.sizes(), gate_in.options());
+    cuda::LaunchSwigluForward(KernelElementType(in.gate.scalar_type()), in.gate.data_ptr(),
+                              in.up.data_ptr(), in.rows, in.width, in.stride, out.data_ptr(),
+                              at::cuda::getCurrentCUDAStream());
+    ctx->save_for_backward({in.gate, in.up});
+    ctx->saved_data["stride"] = in.stride;
     return out;
   }
 
+  // When gate and up are the two halves of one product's rows, their gradients are
+  // written as the halves of one buffer, which GroupedLinear's backward then takes
+  // whole instead of concatenating them.
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const variable_list saved = ctx->get_saved_variables();
+    const at::Tensor &gate = saved[0], &up = saved[1];
+    const int64_t stride = ctx->saved_data["stride"].toInt();
     const at::Tensor grad_out = grads[0].contiguous();
+    const int64_t width = gate.size(-1);
+    const int64_t rows = width == 0 ? 0 : gate.numel() / width;
     const c10::cuda::CUDAGuard guard(grad_out.device());
-    at::Tensor grad_gate = at::empty_like(saved[0]);
-    at::Tensor grad_up = at::empty_like(saved[1]);
-    cuda::LaunchSwigluBackward(KernelElementType(grad_out.scalar_type()), saved[0].data_ptr(),
-                               saved[1].data_ptr(), grad_out.data_ptr(), grad_out.numel(),
-                               grad_gate.data_ptr(), grad_up.data_ptr(),
+    const bool halves = stride == 2 * width &&
+                        up.data_ptr() == static_cast<char*>(gate.data_ptr()) + width * gate.element_size();
+    at::Tensor grad_gate, grad_up;
+    if (halves) {
+      const at::Tensor both = at::empty({rows, 2 * width}, gate.options());
+      grad_gate = both.narrow(1, 0, width).view(gate.sizes());
+      grad_up = both.narrow(1, width, width).view(up.sizes());
+    } else {
+      grad_gate = at::empty(gate.sizes(), gate.options());
+      grad_up = at::empty(up.sizes(), up.options());
+    }
+    cuda::LaunchSwigluBackward(KernelElementType(grad_out.scalar_type()), gate.data_ptr(),
+                               up.data_ptr(), grad_out.data_ptr(), rows, width, stride,
+                               halves ? 2 * width : width, grad_gate.data_ptr(), grad_up.data_ptr(),
                                at::cuda::getCurrentCUDAStream());
     return {grad_gate, grad_up};
   }
 };
 
-// x [tokens, heads, dim] and cos/sin [tokens, dim], contiguous.
+// x [tokens, heads, dim] (heads and dims contiguous, any token stride) and cos/sin
+// [tokens, dim] contiguous -> [tokens, heads, dim] contiguous.
 at::Tensor ApplyRope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin,
                      bool backward) {
   const c10::cuda::CUDAGuard guard(x.device());
-  at::Tensor out = at::empty_like(x);
-  cuda::LaunchRope(KernelElementType(x.scalar_type()), x.data_ptr(), cos.data_ptr(), sin.data_ptr(),
-                   x.size(0), x.size(1), x.size(2), backward, out.data_ptr(),
+  at::Tensor out = at::empty(x.sizes(), x.options());
+  cuda::LaunchRope(KernelElementType(x.scalar_type()), x.data_ptr(), x.stride(0), cos.data_ptr(),
+                   sin.data_ptr(), x.size(0), x.size(1), x.size(2), backward, out.data_ptr(),
                    at::cuda::getCurrentCUDAStream());
   return out;
 }
@@ -76,7 +111,10 @@ at::Tensor FusedSwiglu(const at::Tensor& gate, const at::Tensor& up) {
 at::Tensor FusedRope(const at::Tensor& x, const at::Tensor& cos, const at::Tensor& sin) {
   const int64_t dim = x.size(-1);
   const int64_t heads = x.size(-2);
-  const at::Tensor flat_x = x.contiguous().view({-1, heads, dim});
+  // Tokens may be apart by more than heads * dim (a q/k column block of a grouped
+  // projection); within a token the heads and dims must be contiguous.
+  at::Tensor flat_x = x.reshape({-1, heads, dim});
+  if (flat_x.stride(2) != 1 || flat_x.stride(1) != dim) flat_x = flat_x.contiguous();
   const at::Tensor flat_cos = cos.to(x.scalar_type()).contiguous().view({-1, dim});
   const at::Tensor flat_sin = sin.to(x.scalar_type()).contiguous().view({-1, dim});
   TORCH_CHECK(flat_cos.size(0) == flat_x.size(0), "fused RoPE: cos/sin do not match x's tokens");

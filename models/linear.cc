@@ -5,14 +5,26 @@
 
 #include <cmath>
 
+#include "models/grouped_linear.h"
+
 namespace rollout::models {
 
 at::Tensor Linear::Forward(const at::Tensor& x, bool use_adapter, bool training) const {
-  if (merged_) return at::linear(x, use_adapter ? weight_ : unmerged_weight_, bias_);
-  const at::Tensor y = at::linear(x, weight_, bias_);
-  if (!has_adapter() || !use_adapter) return y;
+  if (const at::Tensor* weight = PlainWeight(use_adapter)) return Product(x, *weight);
   const at::Tensor input = training && lora_dropout_ > 0 ? at::dropout(x, lora_dropout_, true) : x;
-  return y + at::linear(at::linear(input, lora_a_), lora_b_) * lora_scale_;
+  return Product(x, weight_) + at::linear(at::linear(input, lora_a_), lora_b_) * lora_scale_;
+}
+
+const at::Tensor* Linear::PlainWeight(bool use_adapter) const {
+  if (merged_) return use_adapter ? &weight_ : &unmerged_weight_;
+  if (has_adapter() && use_adapter) return nullptr;
+  return &weight_;
+}
+
+at::Tensor Linear::Product(const at::Tensor& x, const at::Tensor& weight) const {
+  LinearGroup group{weight, bias_, {weight}, {}};
+  if (bias_.defined()) group.layer_biases.push_back(bias_);
+  return GroupedLinear(x, group).front();
 }
 
 void Linear::AddAdapter(const LoraOptions& options, at::Generator generator) {

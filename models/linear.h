@@ -29,6 +29,10 @@ class Linear {
   // policy with LoRA); dropout applies only when `training`.
   at::Tensor Forward(const at::Tensor& x, bool use_adapter, bool training) const;
 
+  // The weight W with Forward(x, use_adapter, training) = x W^T + b, or nullptr when
+  // Forward adds an adapter term (an unmerged adapter in use).
+  const at::Tensor* PlainWeight(bool use_adapter) const;
+
   // Adds an adapter (A drawn from `generator`); the base weights are left untouched.
   void AddAdapter(const LoraOptions& options, at::Generator generator);
   bool has_adapter() const { return lora_a_.defined(); }
@@ -51,6 +55,8 @@ class Linear {
 
  private:
   at::Tensor Delta() const;  // (alpha / r) B A, [out, in] in the weight's dtype
+  // x weight^T + b as one autograd node (models/grouped_linear.h).
+  at::Tensor Product(const at::Tensor& x, const at::Tensor& weight) const;
 
   at::Tensor weight_;
   at::Tensor unmerged_weight_;  // the base weight while merged

@@ -18,6 +18,7 @@ constexpr int kThreads = 1024;
 constexpr int kWarps = kThreads / 32;
 constexpr long long kNoToken = LLONG_MAX;  // ranks after every real token
 
+using models::cuda::Pack;
 using models::cuda::ToFloat;
 
 // A candidate for the row's argmax.
@@ -80,12 +81,6 @@ __device__ RowState BlockReduce(RowState s) {
   }
   return s;  // valid in thread 0
 }
-
-// N consecutive logits, loaded with one instruction (16 bytes at most).
-template <typename T, int N>
-struct alignas(sizeof(T) * N) Pack {
-  T v[N];
-};
 
 // One block per row: argmax of the scores and log-sum-exp of x = logits / T in one
 // pass, then the token's log-prob x[token] - lse. The division matches the CPU path's

@@ -12,12 +12,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-// N consecutive elements, loaded and stored with one instruction (16 bytes at most).
-template <typename T, int N>
-struct alignas(sizeof(T) * N) Pack {
-  T v[N];
-};
-
 // One block per row, thread t taking packs t, t + blockDim, ... The scaling pass reads
 // x again from where the first pass left it (the rounded sum, written by the same
 // thread, or the residual).
@@ -114,16 +108,6 @@ __global__ void SwigluHalves(const T* __restrict__ gate_up, int64_t tokens, int6
       o[c] = o_pack;
     }
   }
-}
-
-// Whether rows of `width` elements of T at these addresses split into 16-byte packs.
-template <typename T>
-bool Packs16(int64_t width, std::initializer_list<const void*> pointers) {
-  if (width % (16 / sizeof(T)) != 0) return false;
-  for (const void* p : pointers) {
-    if (p != nullptr && reinterpret_cast<uintptr_t>(p) % 16 != 0) return false;
-  }
-  return true;
 }
 
 }  // namespace

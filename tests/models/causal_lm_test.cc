@@ -132,6 +132,36 @@ TEST(CausalLm, LeftPaddedBatchEqualsEachRowAlone) {
   EXPECT_FALSE(batched.isnan().any().item<bool>());
 }
 
+// verl's layout: the prompt left-padded, the response right-padded (the rows are
+// computed rotated to the front, without a padding mask).
+TEST(CausalLm, LeftAndRightPaddedBatchEqualsEachRowAlone) {
+  std::unique_ptr<CausalLM> model = LoadFixture();
+  c10::NoGradGuard no_grad;
+  const std::vector<int64_t> a = {5, 9, 13, 200};
+  const std::vector<int64_t> b = {300, 4, 17};
+  const at::Tensor ids = at::tensor({0, 5, 9, 13, 200, 0, 0, 0, 300, 4, 17, 0}, at::kLong).view({2, 6});
+  const at::Tensor mask = at::tensor({0, 1, 1, 1, 1, 0, 0, 0, 1, 1, 1, 0}, at::kLong).view({2, 6});
+  const at::Tensor positions = (mask.cumsum(1) - 1).clamp_min(0);
+  const at::Tensor batched = model->Forward(ids, positions, mask);
+  EXPECT_TRUE(at::allclose(batched[0].narrow(0, 1, 4), model->Forward(Ids(a), Positions(4), at::Tensor())[0],
+                           1e-5, 1e-5));
+  EXPECT_TRUE(at::allclose(batched[1].narrow(0, 2, 3), model->Forward(Ids(b), Positions(3), at::Tensor())[0],
+                           1e-5, 1e-5));
+  EXPECT_FALSE(batched.isnan().any().item<bool>());
+}
+
+// A row with a hole keeps the padding mask: its tokens see the tokens before them only.
+TEST(CausalLm, RowWithAHoleEqualsItsTokensAlone) {
+  std::unique_ptr<CausalLM> model = LoadFixture();
+  c10::NoGradGuard no_grad;
+  const at::Tensor ids = at::tensor({5, 9, 0, 13, 200}, at::kLong).view({1, 5});
+  const at::Tensor mask = at::tensor({1, 1, 0, 1, 1}, at::kLong).view({1, 5});
+  const at::Tensor positions = at::tensor({0, 1, 1, 2, 3}, at::kLong).view({1, 5});
+  const at::Tensor batched = model->Forward(ids, positions, mask)[0];
+  const at::Tensor alone = model->Forward(Ids({5, 9, 13, 200}), Positions(4), at::Tensor())[0];
+  EXPECT_TRUE(at::allclose(at::cat({batched.narrow(0, 0, 2), batched.narrow(0, 3, 2)}), alone, 1e-5, 1e-5));
+}
+
 TEST(CausalLm, SavedAndReloadedModelIsBitIdentical) {
   std::unique_ptr<CausalLM> model = LoadFixture();
   TempDir dir("saved_model");
