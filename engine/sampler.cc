@@ -141,11 +141,14 @@ SampledTokens SampleUnfilteredCuda(const at::Tensor& logits_in, const SamplingTe
   const int64_t rows = logits.size(0);
   SampledTokens out{at::empty({rows}, logits.options().dtype(at::kLong)),
                     at::empty({rows}, logits.options().dtype(at::kFloat))};
+  const models::cuda::ElementType dtype = models::KernelElementType(logits.scalar_type());
+  const at::Tensor workspace = at::empty(
+      {cuda::SampleTokensUnfilteredWorkspaceBytes(dtype, logits.data_ptr(), rows, logits.size(1))},
+      logits.options().dtype(at::kByte));
   cuda::LaunchSampleTokensUnfiltered(
-      models::KernelElementType(logits.scalar_type()), logits.data_ptr(),
-      temperature.data_ptr<float>(), seed.data_ptr<int64_t>(), step.data_ptr<int64_t>(), rows,
-      logits.size(1), out.tokens.data_ptr<int64_t>(), out.log_probs.data_ptr<float>(),
-      at::cuda::getCurrentCUDAStream());
+      dtype, logits.data_ptr(), temperature.data_ptr<float>(), seed.data_ptr<int64_t>(),
+      step.data_ptr<int64_t>(), rows, logits.size(1), out.tokens.data_ptr<int64_t>(),
+      out.log_probs.data_ptr<float>(), workspace.data_ptr(), at::cuda::getCurrentCUDAStream());
   C10_CUDA_KERNEL_LAUNCH_CHECK();
   return out;
 }

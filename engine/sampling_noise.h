@@ -36,12 +36,23 @@ ROLLOUT_HOST_DEVICE inline uint64_t SamplingStreamKey(uint64_t seed, uint64_t st
   return MixBits(MixBits(seed ^ 0x6a09e667f3bcc909ULL) + (step + 1) * kGoldenGamma);
 }
 
-// The uniform of `token` in the draw `key`: splitmix64's output for counter token + 1.
-// 23 bits, (k + 0.5) / 2^23: exact in float, strictly inside (0, 1) — within
-// [2^-24, 1 - 2^-24] — so the Gumbel transform below is always finite.
+// The 64 random bits of tokens 2m and 2m + 1 in the draw `key`: splitmix64's output for
+// counter m + 1. One hash serves two tokens — it is most of the noise's cost.
+ROLLOUT_HOST_DEVICE inline uint64_t SamplingPairBits(uint64_t key, uint32_t token) {
+  return MixBits(key + (static_cast<uint64_t>(token >> 1) + 1) * kGoldenGamma);
+}
+
+// The uniform of `token` from its pair's bits: bits 41..63 for the even token, 9..31
+// for the odd one. 23 bits, (k + 0.5) / 2^23: exact in float, strictly inside (0, 1) —
+// within [2^-24, 1 - 2^-24] — so the Gumbel transform below is always finite.
+ROLLOUT_HOST_DEVICE inline float SamplingUniformFromBits(uint64_t pair_bits, uint32_t token) {
+  const uint32_t k = (token & 1) != 0 ? static_cast<uint32_t>(pair_bits) >> 9
+                                      : static_cast<uint32_t>(pair_bits >> 41);
+  return (static_cast<float>(k) + 0.5f) * (1.0f / 8388608.0f);
+}
+
 ROLLOUT_HOST_DEVICE inline float SamplingUniformFromKey(uint64_t key, uint32_t token) {
-  const uint64_t bits = MixBits(key + (static_cast<uint64_t>(token) + 1) * kGoldenGamma);
-  return (static_cast<float>(bits >> 41) + 0.5f) * (1.0f / 8388608.0f);
+  return SamplingUniformFromBits(SamplingPairBits(key, token), token);
 }
 
 ROLLOUT_HOST_DEVICE inline float SamplingUniform(uint64_t seed, uint64_t step, uint32_t token) {
@@ -51,8 +62,10 @@ ROLLOUT_HOST_DEVICE inline float SamplingUniform(uint64_t seed, uint64_t step, u
 // Gumbel(0, 1) noise g = -log(-log u), in about [-2.8, 16.6]. argmax_j(x_j + g_j) is a
 // draw from softmax(x). Host and device logf may differ in the last bit, so CPU and
 // GPU agree on every draw except scores tied to within an ulp.
+ROLLOUT_HOST_DEVICE inline float SamplingGumbelFromUniform(float u) { return -logf(-logf(u)); }
+
 ROLLOUT_HOST_DEVICE inline float SamplingGumbelFromKey(uint64_t key, uint32_t token) {
-  return -logf(-logf(SamplingUniformFromKey(key, token)));
+  return SamplingGumbelFromUniform(SamplingUniformFromKey(key, token));
 }
 
 }  // namespace rollout::engine

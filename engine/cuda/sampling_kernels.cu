@@ -14,7 +14,7 @@
 namespace rollout::engine::cuda {
 namespace {
 
-constexpr int kThreads = 1024;
+constexpr int kThreads = 512;
 constexpr int kWarps = kThreads / 32;
 constexpr long long kNoToken = LLONG_MAX;  // ranks after every real token
 
@@ -82,72 +82,248 @@ __device__ RowState BlockReduce(RowState s) {
   return s;  // valid in thread 0
 }
 
-// One block per row: argmax of the scores and log-sum-exp of x = logits / T in one
-// pass, then the token's log-prob x[token] - lse. The division matches the CPU path's
-// float32 division bit for bit (no fast math), so both rank the same scores. Thread t
-// takes packs t, t + kThreads, ... of N logits (N = 1 when the row is not in whole
-// 16-byte packs): tokens in increasing order per thread, so a tie keeps the thread's
-// earlier token, and the pack's exponentials are summed against its own max with one
-// rescale per pack.
+// The largest noise SamplingGumbelFromUniform returns (u = 1 - 2^-24): 16.636.
+constexpr float kMaxGumbel = 16.64f;
+// Pruning (below) is exact while half an ulp of the scores stays far below its margin:
+// scores under 1024 in magnitude have ulps of at most 1.2e-4.
+constexpr float kPruneScoreLimit = 1024.f;
+// Slack on the uniform's threshold: a noise at least 2.7e-4 short of the bar (g' >= e),
+// well above the fast exponentials' error (~2e-6) and the scores' rounding.
+constexpr float kUniformMargin = 1e-4f;
+// Packs each thread loads before scoring them: enough bytes in flight for HBM.
+constexpr int kPacksInFlight = 2;
+
+// The largest best score of the warp's lanes, NaN ignored: a score some token has.
+__device__ __forceinline__ float WarpBestScore(float score) {
+  for (int offset = 16; offset > 0; offset /= 2) {
+    score = fmaxf(score, __shfl_xor_sync(0xffffffff, score, offset));
+  }
+  return score;
+}
+
+// Pruning for a pack of scaled logits whose largest is `v_max` (NaN if any is NaN),
+// given `bar`, the score some token of the row already has. The noise g(u) =
+// -log(-log u) rises with u and never exceeds kMaxGumbel, so a token of the pack can
+// reach the bar only if its u exceeds exp(-exp(-(bar - v_max))). Returns that bound
+// less the margin (tokens with u below it score strictly under the bar and need no
+// noise), 2 when no token of the pack can reach the bar, and -1 when pruning is off
+// (NaNs, or scores too large for the margin).
+__device__ __forceinline__ float UniformBar(float bar, float v_max) {
+  if (!(fabsf(bar) < kPruneScoreLimit)) return -1.f;
+  const float c = bar - v_max;
+  if (c > kMaxGumbel + 0.05f) return 2.f;
+  if (!(c > -kMaxGumbel)) return -1.f;  // NaN, or nothing to prune
+  return __expf(-__expf(-c)) - kUniformMargin;
+}
+
+// Offers a later token's score to the thread's best, in Before()'s order: NaN wins over
+// numbers, a tie keeps the earlier token.
+__device__ __forceinline__ void Offer(float score, long long token, Best* best) {
+  if (best->token == kNoToken || (!isnan(best->score) && !(score <= best->score))) {
+    *best = {score, token};
+  }
+}
+
+// Scores pack `p` (N logits) into the thread's state: log-sum-exp of x = logits / T,
+// then the argmax of x (greedy) or of x + Gumbel noise, with the noise computed only
+// for tokens above the pack's UniformBar. The division matches the CPU path's float32
+// division bit for bit (no fast math), so both rank the same scores. The pack's
+// exponentials are summed against its own max with one rescale per pack. A pack
+// without NaN finds its own first maximum and offers only that.
 template <typename T, int N>
-__global__ void __launch_bounds__(kThreads)
-    SampleUnfilteredKernel(const T* __restrict__ logits, const float* __restrict__ temperature,
-                           const int64_t* __restrict__ seed, const int64_t* __restrict__ step,
-                           int64_t vocab, int64_t* tokens, float* log_probs) {
-  const int64_t row = blockIdx.x;
-  const T* x = logits + row * vocab;
-  const float t = temperature[row];
-  const bool greedy = !(t > 0.f);
-  const float scale = greedy ? 1.f : t;
-  const bool unit_scale = scale == 1.f;  // x / 1 is x: skip the division
-  const uint64_t key =
-      SamplingStreamKey(static_cast<uint64_t>(seed[row]), static_cast<uint64_t>(step[row]));
-  RowState s = {{-INFINITY, kNoToken}, {-INFINITY, 0.f}};
-  const Pack<T, N>* packs = reinterpret_cast<const Pack<T, N>*>(x);
-  for (int64_t p = threadIdx.x; p < vocab / N; p += kThreads) {
-    const Pack<T, N> pack = packs[p];
-    float v[N];
-    float pack_max = -INFINITY;
+__device__ __forceinline__ void ScorePack(const Pack<T, N>& pack, int64_t p, float scale,
+                                          bool greedy, float bar, uint64_t key, RowState* s) {
+  float v[N];
 #pragma unroll
-    for (int i = 0; i < N; ++i) {
-      v[i] = unit_scale ? ToFloat(pack.v[i]) : ToFloat(pack.v[i]) / scale;
-      pack_max = fmaxf(pack_max, v[i]);
+  for (int i = 0; i < N; ++i) v[i] = ToFloat(pack.v[i]);
+  if (scale != 1.f) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) v[i] = v[i] / scale;
+  }
+  float pack_max = -INFINITY, v_max = -INFINITY;  // v_max: NaN if any v is
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    pack_max = fmaxf(pack_max, v[i]);
+    v_max = v[i] > v_max || isnan(v[i]) ? v[i] : v_max;
+  }
+  // Relative to a finite reference, so -inf logits add 0 and NaN stays NaN.
+  const float reference = pack_max == -INFINITY ? 0.f : pack_max;
+  float pack_sum = 0.f;
+#pragma unroll
+  for (int i = 0; i < N; ++i) pack_sum += __expf(v[i] - reference);
+  s->lse = Combine(s->lse, {reference, pack_sum});
+  const long long first_token = p * N;
+  if (greedy) {
+    if (isnan(v_max)) {
+#pragma unroll
+      for (int i = 0; i < N; ++i) Offer(v[i], first_token + i, &s->best);
+      return;
     }
-    // Relative to a finite reference, so -inf logits add 0 and NaN stays NaN.
-    const float reference = pack_max == -INFINITY ? 0.f : pack_max;
-    float pack_sum = 0.f;
+    int best = 0;
+    float best_score = v[0];
 #pragma unroll
-    for (int i = 0; i < N; ++i) pack_sum += __expf(v[i] - reference);
-    s.lse = Combine(s.lse, {reference, pack_sum});
-#pragma unroll
-    for (int i = 0; i < N; ++i) {
-      const long long token = p * N + i;
-      const float score =
-          greedy ? v[i] : v[i] + SamplingGumbelFromKey(key, static_cast<uint32_t>(token));
-      // Before() for a later token: NaN wins over numbers, a tie keeps the earlier one.
-      if (s.best.token == kNoToken || (!isnan(s.best.score) && !(score <= s.best.score))) {
-        s.best = {score, token};
+    for (int i = 1; i < N; ++i) {
+      if (v[i] > best_score) {
+        best_score = v[i];
+        best = i;
       }
     }
+    Offer(best_score, first_token + best, &s->best);
+    return;
   }
-  s = BlockReduce(s);
+  const float u_bar = UniformBar(bar, v_max);
+  if (u_bar > 1.f) return;
+  float best_score = -INFINITY;
+  int best = -1;
+  uint64_t pair_bits = 0;
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    const uint32_t token = static_cast<uint32_t>(first_token + i);
+    if (i % 2 == 0 || N == 1) pair_bits = SamplingPairBits(key, token);
+    const float u = SamplingUniformFromBits(pair_bits, token);
+    if (u < u_bar) continue;
+    const float score = v[i] + SamplingGumbelFromUniform(u);
+    if (isnan(score)) {
+      Offer(score, first_token + i, &s->best);
+      return;  // nothing later in the pack ranks above it
+    }
+    if (best < 0 || score > best_score) {
+      best_score = score;
+      best = i;
+    }
+  }
+  if (best >= 0) Offer(best_score, first_token + best, &s->best);
+}
+
+// One row's scan over packs [begin, end): thread t takes packs begin + t, + kThreads,
+// ... (tokens in increasing order per thread, so a tie keeps the thread's earlier
+// token), loading kPacksInFlight of them before scoring them. The loop runs
+// warp-uniformly (lanes past `end` idle) so the warp can share its best score, the bar
+// sampled rows prune their noise against.
+template <typename T, int N>
+__device__ RowState ScanRow(const T* __restrict__ x, int64_t begin, int64_t end, float t,
+                            uint64_t key) {
+  const bool greedy = !(t > 0.f);
+  const float scale = greedy ? 1.f : t;
+  const Pack<T, N>* packs = reinterpret_cast<const Pack<T, N>*>(x);
+  RowState s = {{-INFINITY, kNoToken}, {-INFINITY, 0.f}};
+  const int64_t warp_begin = begin + threadIdx.x - threadIdx.x % 32;
+  for (int64_t base = warp_begin; base < end; base += kPacksInFlight * kThreads) {
+    const int64_t first = base + threadIdx.x % 32;
+    Pack<T, N> loaded[kPacksInFlight];
+#pragma unroll
+    for (int j = 0; j < kPacksInFlight; ++j) {
+      if (first + j * kThreads < end) loaded[j] = packs[first + j * kThreads];
+    }
+    const float bar = greedy ? 0.f : WarpBestScore(s.best.score);
+#pragma unroll
+    for (int j = 0; j < kPacksInFlight; ++j) {
+      const int64_t p = first + j * kThreads;
+      if (p < end) ScorePack<T, N>(loaded[j], p, scale, greedy, bar, key, &s);
+    }
+  }
+  return s;
+}
+
+// The token's log_softmax(x / T) from the row's reduced state.
+template <typename T>
+__device__ __forceinline__ void WriteDraw(const T* x, float t, RowState s, int64_t* token,
+                                          float* log_prob) {
+  const float scale = t > 0.f ? t : 1.f;
+  *token = s.best.token;
+  *log_prob = ToFloat(x[s.best.token]) / scale - (s.lse.max + logf(s.lse.sum));
+}
+
+// Grid (rows, splits): block (row, k) scans the k-th of `splits` equal runs of the row's
+// packs. With one split it writes the draw; otherwise its state goes to
+// partials[row * splits + k] for MergeSplitsKernel.
+template <typename T, int N>
+__global__ void __launch_bounds__(kThreads, 2)
+    SampleUnfilteredKernel(const T* __restrict__ logits, const float* __restrict__ temperature,
+                           const int64_t* __restrict__ seed, const int64_t* __restrict__ step,
+                           int64_t vocab, int64_t* tokens, float* log_probs,
+                           RowState* partials) {
+  const int64_t row = blockIdx.x;
+  const T* x = logits + row * vocab;
+  const uint64_t key =
+      SamplingStreamKey(static_cast<uint64_t>(seed[row]), static_cast<uint64_t>(step[row]));
+  const int64_t packs = vocab / N, per_split = (packs + gridDim.y - 1) / gridDim.y;
+  const int64_t begin = blockIdx.y * per_split;
+  const int64_t end = begin + per_split < packs ? begin + per_split : packs;
+  const RowState s = BlockReduce(ScanRow<T, N>(x, begin, end, temperature[row], key));
+  if (threadIdx.x != 0) return;
+  if (gridDim.y == 1) {
+    WriteDraw(x, temperature[row], s, tokens + row, log_probs + row);
+  } else {
+    partials[row * gridDim.y + blockIdx.y] = s;
+  }
+}
+
+// One warp per row merges its `splits` (<= 32) partial states and writes the draw.
+template <typename T>
+__global__ void MergeSplitsKernel(const T* __restrict__ logits,
+                                  const float* __restrict__ temperature,
+                                  const RowState* __restrict__ partials, int splits,
+                                  int64_t vocab, int64_t* tokens, float* log_probs) {
+  const int64_t row = blockIdx.x;
+  RowState s = threadIdx.x < splits ? partials[row * splits + threadIdx.x]
+                                    : RowState{{-INFINITY, kNoToken}, {-INFINITY, 0.f}};
+  s = WarpReduce(s);
   if (threadIdx.x == 0) {
-    const int64_t token = s.best.token;
-    tokens[row] = token;
-    log_probs[row] = ToFloat(x[token]) / scale - (s.lse.max + logf(s.lse.sum));
+    WriteDraw(logits + row * vocab, temperature[row], s, tokens + row, log_probs + row);
+  }
+}
+
+// Blocks per row: as many as fill the device's resident-block slots in one wave (at
+// most 32, and each with at least a pack per thread).
+template <typename T, int N>
+int Splits(int64_t rows, int64_t vocab) {
+  int device = 0, sms = 0, blocks_per_sm = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks_per_sm, SampleUnfilteredKernel<T, N>,
+                                                kThreads, 0);
+  const int64_t slots = static_cast<int64_t>(sms) * std::max(blocks_per_sm, 1);
+  const int64_t by_work = vocab / N / kThreads;
+  return static_cast<int>(std::max<int64_t>(1, std::min({int64_t{32}, slots / rows, by_work})));
+}
+
+template <typename T>
+bool PacksRows(const void* logits, int64_t vocab) {
+  return models::cuda::Packs16<T>(vocab, {logits});
+}
+
+template <typename T>
+int64_t WorkspaceBytes(const void* logits, int64_t rows, int64_t vocab) {
+  constexpr int kPack = 16 / sizeof(T);
+  const int splits = PacksRows<T>(logits, vocab) ? Splits<T, kPack>(rows, vocab)
+                                                 : Splits<T, 1>(rows, vocab);
+  return splits > 1 ? rows * splits * static_cast<int64_t>(sizeof(RowState)) : 0;
+}
+
+template <typename T, int N>
+void SampleUnfiltered(const void* logits_in, const float* temperature, const int64_t* seed,
+                      const int64_t* step, int64_t rows, int64_t vocab, int64_t* tokens,
+                      float* log_probs, void* workspace, cudaStream_t stream) {
+  const T* logits = static_cast<const T*>(logits_in);
+  const int splits = Splits<T, N>(rows, vocab);
+  RowState* partials = static_cast<RowState*>(workspace);
+  SampleUnfilteredKernel<T, N><<<dim3(static_cast<unsigned>(rows), splits), kThreads, 0, stream>>>(
+      logits, temperature, seed, step, vocab, tokens, log_probs, partials);
+  if (splits > 1) {
+    MergeSplitsKernel<T><<<static_cast<unsigned>(rows), 32, 0, stream>>>(
+        logits, temperature, partials, splits, vocab, tokens, log_probs);
   }
 }
 
 template <typename T>
 void SampleUnfiltered(const void* logits, const float* temperature, const int64_t* seed,
                       const int64_t* step, int64_t rows, int64_t vocab, int64_t* tokens,
-                      float* log_probs, cudaStream_t stream) {
+                      float* log_probs, void* workspace, cudaStream_t stream) {
   constexpr int kPack = 16 / sizeof(T);
-  const bool packed =
-      vocab % kPack == 0 && reinterpret_cast<uintptr_t>(logits) % 16 == 0;
-  const auto kernel = packed ? SampleUnfilteredKernel<T, kPack> : SampleUnfilteredKernel<T, 1>;
-  kernel<<<rows, kThreads, 0, stream>>>(static_cast<const T*>(logits), temperature, seed, step,
-                                        vocab, tokens, log_probs);
+  const auto launch = PacksRows<T>(logits, vocab) ? SampleUnfiltered<T, kPack>
+                                                  : SampleUnfiltered<T, 1>;
+  launch(logits, temperature, seed, step, rows, vocab, tokens, log_probs, workspace, stream);
 }
 
 // Grid (vocab chunks, rows), both grid-strided.
@@ -167,22 +343,26 @@ __global__ void FillGumbelNoiseKernel(const int64_t* __restrict__ seed,
 
 }  // namespace
 
+int64_t SampleTokensUnfilteredWorkspaceBytes(ElementType dtype, const void* logits,
+                                              int64_t rows, int64_t vocab) {
+  if (rows == 0) return 0;
+  int64_t bytes = 0;
+  models::cuda::DispatchElementType(dtype, [&](auto element) {
+    bytes = WorkspaceBytes<decltype(element)>(logits, rows, vocab);
+  });
+  return bytes;
+}
+
 void LaunchSampleTokensUnfiltered(ElementType dtype, const void* logits,
                                   const float* temperature, const int64_t* seed,
                                   const int64_t* step, int64_t rows, int64_t vocab,
-                                  int64_t* tokens, float* log_probs, cudaStream_t stream) {
+                                  int64_t* tokens, float* log_probs, void* workspace,
+                                  cudaStream_t stream) {
   if (rows == 0) return;
-  switch (dtype) {
-    case ElementType::kFloat32:
-      return SampleUnfiltered<float>(logits, temperature, seed, step, rows, vocab, tokens,
-                                     log_probs, stream);
-    case ElementType::kBFloat16:
-      return SampleUnfiltered<__nv_bfloat16>(logits, temperature, seed, step, rows, vocab,
-                                             tokens, log_probs, stream);
-    case ElementType::kFloat16:
-      return SampleUnfiltered<__half>(logits, temperature, seed, step, rows, vocab, tokens,
-                                      log_probs, stream);
-  }
+  models::cuda::DispatchElementType(dtype, [&](auto element) {
+    SampleUnfiltered<decltype(element)>(logits, temperature, seed, step, rows, vocab, tokens,
+                                        log_probs, workspace, stream);
+  });
 }
 
 void LaunchFillGumbelNoise(const int64_t* seed, const int64_t* step, int64_t rows,

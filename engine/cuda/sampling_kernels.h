@@ -14,15 +14,21 @@ namespace rollout::engine::cuda {
 
 using models::cuda::ElementType;
 
-// Sampling without top-k/top-p/min-p, one thread block per row of logits [rows, vocab]
-// (contiguous) and one pass over it. temperature, seed, step [rows]; a row with
-// temperature <= 0 takes argmax(logits), otherwise argmax(logits / T + Gumbel noise);
-// ties go to the lowest token id. tokens [rows] int64 and log_probs [rows] float32 (the
-// token's log_softmax(logits / T), T = 1 for greedy rows) are fully written.
+// Sampling without top-k/top-p/min-p over logits [rows, vocab] (contiguous) in one pass:
+// each row is scanned by one or more thread blocks (enough to fill the device; their
+// partial states then merged by a second kernel). temperature, seed, step [rows]; a row
+// with temperature <= 0 takes argmax(logits), otherwise argmax(logits / T + Gumbel
+// noise); ties go to the lowest token id. tokens [rows] int64 and log_probs [rows]
+// float32 (the token's log_softmax(logits / T), T = 1 for greedy rows) are fully
+// written. `workspace` holds SampleTokensUnfilteredWorkspaceBytes(...) bytes for the
+// same arguments on the same device (may be null when that is 0).
+int64_t SampleTokensUnfilteredWorkspaceBytes(ElementType dtype, const void* logits,
+                                              int64_t rows, int64_t vocab);
 void LaunchSampleTokensUnfiltered(ElementType dtype, const void* logits,
                                   const float* temperature, const int64_t* seed,
                                   const int64_t* step, int64_t rows, int64_t vocab,
-                                  int64_t* tokens, float* log_probs, cudaStream_t stream);
+                                  int64_t* tokens, float* log_probs, void* workspace,
+                                  cudaStream_t stream);
 
 // noise [rows, vocab] float32 (contiguous), fully written: the Gumbel noise of token j
 // in row i's draw (seed[i], step[i]), for the filtered path's ATen operations.

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include <tuple>
+#include <utility>
 
 namespace rollout::engine {
 namespace {
@@ -73,6 +74,20 @@ TEST_P(SamplerCudaTest, DrawsTheCpuTokens) {
 INSTANTIATE_TEST_SUITE_P(DtypesAndPaths, SamplerCudaTest,
                          ::testing::Combine(::testing::Values(at::kFloat, at::kBFloat16, at::kHalf),
                                             ::testing::Bool()));
+
+// One row (split over many blocks), and more rows than the device holds blocks at once
+// (one block a row); scores beyond 1024 in magnitude, where the kernel computes every
+// token's noise instead of skipping those that cannot win: the CPU's draws throughout.
+TEST(SamplerCuda, AnyBatchSizeAndScaleDrawsTheCpuTokens) {
+  at::manual_seed(14);
+  for (const auto& [rows, spread] : {std::pair<int64_t, double>{1, 3}, {300, 3}, {40, 3000}}) {
+    const at::Tensor logits = (at::randn({rows, 151936}) * spread).to(at::kBFloat16);
+    const SamplingTensors params = RandomParams(rows, /*filters=*/false);
+    SCOPED_TRACE(::testing::Message() << rows << " rows, spread " << spread);
+    ExpectSameDraws(SampleTokens(logits.to(at::kCUDA), To(params, at::kCUDA)),
+                    SampleTokens(logits, params));
+  }
+}
 
 // Rows that are not whole 16-byte packs (1001 bfloat16 logits) take the kernel's
 // one-logit-at-a-time loop: the same draws as the CPU.
