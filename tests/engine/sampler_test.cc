@@ -125,6 +125,25 @@ TEST(SamplingNoise, UniformIsStrictlyInsideTheUnitIntervalAndUniform) {
   EXPECT_NEAR(sum / n, 0.5, 4.5 / std::sqrt(12.0 * n));
 }
 
+// The two tokens of a pair share one hash (SamplingPairBits): each half is uniform on
+// its own, and the two are uncorrelated (E[u v] = 1/4, standard deviation of the mean
+// of n products sqrt(7/144 / n)).
+TEST(SamplingNoise, TheTwoTokensOfAPairAreUniformAndUncorrelated) {
+  const int pairs = 1 << 19;
+  double even_sum = 0, odd_sum = 0, product_sum = 0;
+  for (int m = 0; m < pairs; ++m) {
+    const float even = SamplingUniform(5, 9, static_cast<uint32_t>(2 * m));
+    const float odd = SamplingUniform(5, 9, static_cast<uint32_t>(2 * m + 1));
+    even_sum += even;
+    odd_sum += odd;
+    product_sum += double(even) * odd;
+  }
+  const double mean_sigma = 1 / std::sqrt(12.0 * pairs);
+  EXPECT_NEAR(even_sum / pairs, 0.5, 4.5 * mean_sigma);
+  EXPECT_NEAR(odd_sum / pairs, 0.5, 4.5 * mean_sigma);
+  EXPECT_NEAR(product_sum / pairs, 0.25, 4.5 * std::sqrt(7.0 / 144 / pairs));
+}
+
 TEST(SamplingNoise, DependsOnSeedStepAndToken) {
   const float u = SamplingUniform(1, 2, 3);
   EXPECT_EQ(u, SamplingUniform(1, 2, 3));
