@@ -285,13 +285,16 @@ at::Tensor CausalLM::Forward(const at::Tensor& input_ids, const at::Tensor& posi
   const at::Tensor mask = attention_mask.defined()
                               ? CausalPaddingMask(attention_mask, hidden.scalar_type())
                               : at::Tensor();
+  at::Tensor normed;
+  std::tie(hidden, normed) = AddRmsNorm(hidden, at::Tensor(), layers_.front().input_layernorm);
   for (size_t i = 0; i < layers_.size(); ++i) {
     const DecoderLayer& layer = layers_[i];
-    hidden = hidden + Attention(layer, i, RmsNorm(hidden, layer.input_layernorm), cos, sin, mask,
-                                nullptr);
-    hidden = hidden + Mlp(layer, RmsNorm(hidden, layer.post_attention_layernorm));
+    const at::Tensor attention = Attention(layer, i, normed, cos, sin, mask, nullptr);
+    std::tie(hidden, normed) = AddRmsNorm(hidden, attention, layer.post_attention_layernorm);
+    const at::Tensor& next_norm = i + 1 < layers_.size() ? layers_[i + 1].input_layernorm : norm_;
+    std::tie(hidden, normed) = AddRmsNorm(hidden, Mlp(layer, normed), next_norm);
   }
-  return RmsNorm(hidden, norm_);
+  return normed;
 }
 
 at::Tensor CausalLM::ForwardStep(const at::Tensor& input_ids, const at::Tensor& positions,
@@ -351,6 +354,9 @@ std::pair<at::Tensor, at::Tensor> CausalLM::AddRmsNorm(const at::Tensor& residua
                                                        const at::Tensor& weight) const {
 #ifdef ROLLOUT_WITH_CUDA
   if (FusedStep(residual)) return FusedAddRmsNorm(residual, delta, weight, config_.rms_norm_eps);
+  if (DifferentiableAddRmsNormSupports(residual)) {
+    return DifferentiableAddRmsNorm(residual, delta, weight, config_.rms_norm_eps);
+  }
 #endif
   const at::Tensor sum = delta.defined() ? residual + delta : residual;
   return {sum, RmsNorm(sum, weight)};

@@ -6,6 +6,7 @@
 #include <torch/csrc/autograd/custom_function.h>
 
 #include "models/cuda/elementwise_kernels.h"
+#include "models/fused_decode.h"
 #include "models/fused_kernel_support.h"
 #include "models/grouped_linear.h"
 
@@ -100,6 +101,51 @@ struct RopeFunction : public torch::autograd::Function<RopeFunction> {
   }
 };
 
+// inputs: residual, then delta when there is one (a list of zero or one), then weight.
+// Outputs {sum, normed} with a delta, {normed} without. The forward is the inference
+// kernel (FusedAddRmsNorm), so a forward with and without autograd rounds alike.
+struct AddRmsNormFunction : public torch::autograd::Function<AddRmsNormFunction> {
+  static variable_list forward(AutogradContext* ctx, const at::Tensor& residual,
+                               at::TensorList delta, const at::Tensor& weight, double eps) {
+    const bool has_delta = !delta.empty();
+    auto [sum, normed] =
+        FusedAddRmsNorm(residual, has_delta ? delta[0] : at::Tensor(), weight, eps);
+    ctx->save_for_backward({sum, weight.contiguous()});
+    ctx->saved_data["eps"] = eps;
+    ctx->saved_data["has_delta"] = has_delta;
+    if (has_delta) return {sum, normed};
+    return {normed};
+  }
+
+  // Unused outputs' gradients arrive as zeros (materialised).
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const variable_list saved = ctx->get_saved_variables();
+    const at::Tensor &x = saved[0], &weight = saved[1];
+    const bool has_delta = ctx->saved_data["has_delta"].toBool();
+    const at::Tensor grad_sum = has_delta ? grads[0].contiguous() : at::Tensor();
+    const at::Tensor grad_normed = grads[has_delta ? 1 : 0].contiguous();
+    const int64_t hidden = x.size(-1), rows = x.numel() / hidden;
+    const bool weight_grad = ctx->needs_input_grad(has_delta ? 2 : 1);
+    const c10::cuda::CUDAGuard guard(x.device());
+    at::Tensor grad_x = at::empty(x.sizes(), x.options());
+    at::Tensor partials;
+    if (weight_grad) {
+      partials = at::empty({cuda::RmsNormBackwardBlocks(rows), hidden},
+                           x.options().dtype(at::kFloat));
+    }
+    cuda::LaunchRmsNormBackward(
+        KernelElementType(x.scalar_type()), x.data_ptr(), weight.data_ptr(),
+        grad_normed.data_ptr(), has_delta ? grad_sum.data_ptr() : nullptr, rows, hidden,
+        static_cast<float>(ctx->saved_data["eps"].toDouble()), grad_x.data_ptr(),
+        weight_grad ? partials.data_ptr<float>() : nullptr, at::cuda::getCurrentCUDAStream());
+    const at::Tensor grad_weight =
+        weight_grad ? partials.sum(0).to(weight.scalar_type()) : at::Tensor();
+    // residual and delta reach the sum alike: both get grad_x.
+    if (has_delta) return {grad_x, grad_x, grad_weight, at::Tensor()};
+    return {grad_x, grad_weight, at::Tensor()};
+  }
+};
+
 }  // namespace
 
 at::Tensor FusedSwiglu(const at::Tensor& gate, const at::Tensor& up) {
@@ -119,6 +165,25 @@ at::Tensor FusedRope(const at::Tensor& x, const at::Tensor& cos, const at::Tenso
   const at::Tensor flat_sin = sin.to(x.scalar_type()).contiguous().view({-1, dim});
   TORCH_CHECK(flat_cos.size(0) == flat_x.size(0), "fused RoPE: cos/sin do not match x's tokens");
   return RopeFunction::apply(flat_x, flat_cos, flat_sin).view(x.sizes());
+}
+
+bool DifferentiableAddRmsNormSupports(const at::Tensor& residual) {
+  return residual.is_cuda() && residual.dim() >= 1 &&
+         cuda::RmsNormBackwardSupports(residual.size(-1));
+}
+
+std::pair<at::Tensor, at::Tensor> DifferentiableAddRmsNorm(const at::Tensor& residual,
+                                                           const at::Tensor& delta,
+                                                           const at::Tensor& weight, double eps) {
+  TORCH_CHECK(DifferentiableAddRmsNormSupports(residual),
+              "differentiable add + RMSNorm: CUDA rows of at most 12288 elements, got ",
+              residual.sizes(), " on ", residual.device());
+  std::vector<at::Tensor> deltas;
+  if (delta.defined()) deltas.push_back(delta);
+  const variable_list out =
+      AddRmsNormFunction::apply(residual, at::TensorList(deltas), weight, eps);
+  if (delta.defined()) return {out[0], out[1]};
+  return {residual, out[0]};
 }
 
 }  // namespace rollout::models

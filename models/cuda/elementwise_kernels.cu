@@ -107,6 +107,89 @@ __global__ void Rope(const T* __restrict__ x, int64_t x_token_stride, const T* _
   }
 }
 
+// Rows longer than this do not fit the backward's shared-memory weight-gradient sums.
+constexpr int64_t kRmsNormMaxHidden = 12288;  // 48 KiB of float32
+
+// (sum of a, sum of b) over the block, in every thread; `scratch` is reusable on return.
+__device__ __forceinline__ float2 BlockSum2(float2 v, float2* scratch) {
+  for (int offset = 16; offset > 0; offset /= 2) {
+    v.x += __shfl_xor_sync(0xffffffff, v.x, offset);
+    v.y += __shfl_xor_sync(0xffffffff, v.y, offset);
+  }
+  if (threadIdx.x % 32 == 0) scratch[threadIdx.x / 32] = v;
+  __syncthreads();
+  float2 total = {0.f, 0.f};
+  for (int w = 0; w < int(blockDim.x / 32); ++w) {
+    total.x += scratch[w].x;
+    total.y += scratch[w].y;
+  }
+  __syncthreads();
+  return total;
+}
+
+// Block b takes rows b, b + gridDim.x, ...; thread t the packs t, t + blockDim.x, ... of
+// each, in two passes (the sums, then the gradient; the second reads the row again,
+// from cache). A thread's weight-gradient sums live in shared memory (dynamic, hidden
+// floats) at its own columns. See LaunchRmsNormBackward.
+template <typename T, int N>
+__global__ void RmsNormBackward(const T* __restrict__ x, const T* __restrict__ weight,
+                                const T* __restrict__ grad_normed,
+                                const T* __restrict__ grad_sum, int64_t rows, int64_t hidden,
+                                float eps, T* __restrict__ grad_x,
+                                float* __restrict__ weight_grad_partials) {
+  using P = Pack<T, N>;
+  __shared__ float2 scratch[32];
+  extern __shared__ float weight_grad[];  // [hidden]
+  const int64_t packs = hidden / N;
+  const P* w = reinterpret_cast<const P*>(weight);
+  for (int64_t c = threadIdx.x; c < packs; c += blockDim.x) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) weight_grad[c * N + i] = 0.f;
+  }
+  for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
+    const P* x_row = reinterpret_cast<const P*>(x) + row * packs;
+    const P* g_row = reinterpret_cast<const P*>(grad_normed) + row * packs;
+    float2 sums = {0.f, 0.f};  // (sum of x^2, sum of g w x)
+    for (int64_t c = threadIdx.x; c < packs; c += blockDim.x) {
+      const P x_pack = x_row[c], g_pack = g_row[c], w_pack = w[c];
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        const float xi = ToFloat(x_pack.v[i]);
+        sums.x += xi * xi;
+        sums.y += ToFloat(g_pack.v[i]) * ToFloat(w_pack.v[i]) * xi;
+      }
+    }
+    sums = BlockSum2(sums, scratch);
+    const float rstd = rsqrtf(sums.x / float(hidden) + eps);
+    const float x_coefficient = rstd * rstd * rstd * sums.y / float(hidden);
+    for (int64_t c = threadIdx.x; c < packs; c += blockDim.x) {
+      const P x_pack = x_row[c], g_pack = g_row[c], w_pack = w[c];
+      const P s_pack = grad_sum != nullptr ? reinterpret_cast<const P*>(grad_sum)[row * packs + c]
+                                           : P{};
+      P out;
+#pragma unroll
+      for (int i = 0; i < N; ++i) {
+        const float xi = ToFloat(x_pack.v[i]), gi = ToFloat(g_pack.v[i]);
+        const float passed = grad_sum != nullptr ? ToFloat(s_pack.v[i]) : 0.f;
+        out.v[i] = FromFloat<T>(rstd * gi * ToFloat(w_pack.v[i]) - xi * x_coefficient + passed);
+        weight_grad[c * N + i] += gi * xi * rstd;
+      }
+      reinterpret_cast<P*>(grad_x)[row * packs + c] = out;
+    }
+  }
+  if (weight_grad_partials == nullptr) return;
+  float* partial = weight_grad_partials + int64_t(blockIdx.x) * hidden;
+  for (int64_t c = threadIdx.x; c < packs; c += blockDim.x) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) partial[c * N + i] = weight_grad[c * N + i];
+  }
+}
+
+// Threads per block for rows of `packs` packs: one pack each, up to 1024.
+int RmsNormThreads(int64_t packs) {
+  return static_cast<int>(packs >= 1024 ? 1024 : (packs + 31) / 32 * 32);
+}
+
 }  // namespace
 
 void LaunchSwigluForward(ElementType dtype, const void* gate, const void* up, int64_t rows,
@@ -162,6 +245,35 @@ void LaunchRope(ElementType dtype, const void* x, int64_t x_token_stride, const 
     Packs16<T>(dim / 2, {x, cos, sin, out}) && x_token_stride % kPack == 0
         ? launch(Rope<T, kPack>, kPack)
         : launch(Rope<T, 1>, 1);
+  });
+}
+
+bool RmsNormBackwardSupports(int64_t hidden) {
+  return hidden > 0 && hidden <= kRmsNormMaxHidden;
+}
+
+int64_t RmsNormBackwardBlocks(int64_t rows) {
+  constexpr int64_t kMaxBlocks = 1024;  // partial sums: kMaxBlocks x hidden floats
+  return rows < kMaxBlocks ? rows : kMaxBlocks;
+}
+
+void LaunchRmsNormBackward(ElementType dtype, const void* x, const void* weight,
+                           const void* grad_normed, const void* grad_sum, int64_t rows,
+                           int64_t hidden, float eps, void* grad_x,
+                           float* weight_grad_partials, cudaStream_t stream) {
+  if (rows == 0) return;
+  DispatchElementType(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    constexpr int kPack = 16 / sizeof(T);
+    auto launch = [&](auto kernel, int n) {
+      kernel<<<static_cast<unsigned>(RmsNormBackwardBlocks(rows)), RmsNormThreads(hidden / n),
+               hidden * sizeof(float), stream>>>(static_cast<const T*>(x), static_cast<const T*>(weight),
+                         static_cast<const T*>(grad_normed), static_cast<const T*>(grad_sum),
+                         rows, hidden, eps, static_cast<T*>(grad_x), weight_grad_partials);
+    };
+    Packs16<T>(hidden, {x, weight, grad_normed, grad_sum, grad_x})
+        ? launch(RmsNormBackward<T, kPack>, kPack)
+        : launch(RmsNormBackward<T, 1>, 1);
   });
 }
 

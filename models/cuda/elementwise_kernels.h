@@ -31,4 +31,19 @@ void LaunchRope(ElementType dtype, const void* x, int64_t x_token_stride, const 
                 const void* sin, int64_t tokens, int64_t heads, int64_t dim, bool backward,
                 void* out, cudaStream_t stream);
 
+// Backward of normed = RMSNorm(x) * weight over `rows` rows of `hidden` elements (all
+// contiguous), x being what the forward normalised. With g = grad_normed and
+// rstd = rsqrt(mean(x^2) + eps):
+//   grad_x = rstd * g * weight - x * rstd^3 * mean(g * weight * x) + grad_sum
+// where grad_sum (nullable) is the gradient reaching x from its other uses. When
+// weight_grad_partials (float32 [RmsNormBackwardBlocks(rows), hidden]) is not null,
+// row b of it gets block b's sum of g * x * rstd; their sum over blocks is weight's
+// gradient. Only for RmsNormBackwardSupports(hidden).
+bool RmsNormBackwardSupports(int64_t hidden);
+int64_t RmsNormBackwardBlocks(int64_t rows);
+void LaunchRmsNormBackward(ElementType dtype, const void* x, const void* weight,
+                           const void* grad_normed, const void* grad_sum, int64_t rows,
+                           int64_t hidden, float eps, void* grad_x,
+                           float* weight_grad_partials, cudaStream_t stream);
+
 }  // namespace rollout::models::cuda

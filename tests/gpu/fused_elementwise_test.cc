@@ -1,4 +1,4 @@
-// Fused SwiGLU and RoPE kernels against the ATen formulation on the CPU (in float32 on
+// Fused SwiGLU, RoPE and add + RMSNorm kernels against the ATen formulation on the CPU (in float32 on
 // the same inputs), values and gradients; float32 and bfloat16, with sizes that take
 // the 16-byte packs and sizes that do not.
 #include "models/fused_elementwise.h"
@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/torch_compat.h"
 #include "models/grouped_linear.h"
 #include "models/rope.h"
 
@@ -125,6 +126,70 @@ TEST(FusedRope, TakesHeadsWithATokenStride) {
   got.backward(go.cuda());
   EXPECT_LT(RelativeMaxDiff(got, want), 1e-5);
   EXPECT_LT(RelativeMaxDiff(qkv_gpu.grad(), qkv_cpu.grad()), 1e-5);
+}
+
+// {residual + delta, RMSNorm(residual + delta) * weight} and the gradients of both
+// outputs for residual, delta and weight, against the ATen formulation on the CPU in
+// float32: rows without whole packs (33), with packs (64), longer than a block's threads
+// (float32 8200: three packs for some threads), more rows than the backward's blocks
+// (1100), and without a delta.
+TEST(DifferentiableAddRmsNorm, MatchesAddThenRmsNormWithGradients) {
+  at::manual_seed(5);
+  for (const Case& c : {Case{at::kFloat, {7, 33}}, Case{at::kFloat, {2, 3, 64}},
+                        Case{at::kFloat, {3, 8200}}, Case{at::kBFloat16, {7, 33}},
+                        Case{at::kBFloat16, {1100, 64}}}) {
+    for (bool with_delta : {true, false}) {
+      SCOPED_TRACE(::testing::Message() << c.dtype << " " << at::IntArrayRef(c.shape)
+                                        << (with_delta ? " with delta" : " without delta"));
+      const int64_t hidden = c.shape.back();
+      const auto in = [&](const std::vector<int64_t>& shape, double scale, double shift) {
+        return (at::randn(shape) * scale + shift).to(c.dtype).to(at::kFloat);
+      };
+      const at::Tensor residual = in(c.shape, 2, 0), delta = in(c.shape, 1, 0);
+      const at::Tensor weight = in({hidden}, 0.2, 1);
+      const at::Tensor go_sum = in(c.shape, 1, 0), go_normed = in(c.shape, 1, 0);
+
+      at::Tensor r_cpu = residual.clone().set_requires_grad(true);
+      at::Tensor d_cpu = delta.clone().set_requires_grad(true);
+      at::Tensor w_cpu = weight.clone().set_requires_grad(true);
+      const at::Tensor sum_want = with_delta ? r_cpu + d_cpu : r_cpu;
+      const at::Tensor normed_want = compat::RmsNorm(sum_want, w_cpu, 1e-6);
+      ((with_delta ? sum_want * go_sum : at::zeros({})) + normed_want * go_normed)
+          .sum()
+          .backward();
+
+      at::Tensor r_gpu = residual.to(c.dtype).cuda().set_requires_grad(true);
+      at::Tensor d_gpu = delta.to(c.dtype).cuda().set_requires_grad(true);
+      at::Tensor w_gpu = weight.to(c.dtype).cuda().set_requires_grad(true);
+      const auto [sum, normed] =
+          DifferentiableAddRmsNorm(r_gpu, with_delta ? d_gpu : at::Tensor(), w_gpu, 1e-6);
+      ((with_delta ? sum.to(at::kFloat) * go_sum.cuda() : at::zeros({}, at::kCUDA)) +
+       normed.to(at::kFloat) * go_normed.cuda())
+          .sum()
+          .backward();
+
+      EXPECT_EQ(normed.scalar_type(), c.dtype);
+      EXPECT_LT(RelativeMaxDiff(sum, sum_want), Tolerance(c.dtype));
+      EXPECT_LT(RelativeMaxDiff(normed, normed_want), Tolerance(c.dtype));
+      EXPECT_LT(RelativeMaxDiff(r_gpu.grad(), r_cpu.grad()), Tolerance(c.dtype));
+      if (with_delta) {
+        EXPECT_LT(RelativeMaxDiff(d_gpu.grad(), d_cpu.grad()), Tolerance(c.dtype));
+      }
+      EXPECT_LT(RelativeMaxDiff(w_gpu.grad(), w_cpu.grad()), Tolerance(c.dtype));
+    }
+  }
+}
+
+// A frozen weight (LoRA training) gets no gradient; the others still do.
+TEST(DifferentiableAddRmsNorm, FrozenWeightGetsNoGradient) {
+  const at::Tensor residual = at::randn({4, 64}, at::kCUDA).set_requires_grad(true);
+  const at::Tensor delta = at::randn({4, 64}, at::kCUDA).set_requires_grad(true);
+  const at::Tensor weight = at::ones({64}, at::kCUDA);
+  const auto [sum, normed] = DifferentiableAddRmsNorm(residual, delta, weight, 1e-6);
+  normed.sum().backward();
+  EXPECT_FALSE(weight.grad().defined());
+  ASSERT_TRUE(residual.grad().defined());
+  EXPECT_TRUE(at::equal(residual.grad(), delta.grad()));
 }
 
 }  // namespace
