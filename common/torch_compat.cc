@@ -100,4 +100,19 @@ void AdamWStep(const std::vector<at::Tensor>& params, const std::vector<at::Tens
   }
 }
 
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 8)
+bool BmmToFloatAvailable() { return true; }
+
+at::Tensor BmmToFloat(const at::Tensor& a, const at::Tensor& b) {
+  return at::bmm(a, b, at::kFloat);
+}
+#else
+bool BmmToFloatAvailable() { return false; }
+
+at::Tensor BmmToFloat(const at::Tensor& a, const at::Tensor& b) {
+  TORCH_CHECK(false, "a batched GEMM with float32 output of ", a.scalar_type(),
+              " inputs needs LibTorch 2.8 or later");
+}
+#endif
+
 }  // namespace rollout::compat

@@ -41,4 +41,10 @@ void AdamWStep(const std::vector<at::Tensor>& params, const std::vector<at::Tens
                const std::vector<at::Tensor>& steps, double lr, double beta1, double beta2,
                double eps, double weight_decay);
 
+// a [B, M, K] x b [B, K, N] (bfloat16 or float16 on CUDA) -> float32 [B, M, N] from one
+// batched GEMM accumulating in float32: at::bmm with out_dtype, LibTorch >= 2.8. Older
+// versions have no such kernel: BmmToFloatAvailable() is false and BmmToFloat throws.
+bool BmmToFloatAvailable();
+at::Tensor BmmToFloat(const at::Tensor& a, const at::Tensor& b);
+
 }  // namespace rollout::compat

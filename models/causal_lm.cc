@@ -21,6 +21,7 @@
 #ifdef ROLLOUT_WITH_CUDA
 #include "models/fused_decode.h"
 #include "models/fused_elementwise.h"
+#include "models/split_k_linear.h"
 #endif
 #include "models/safetensors.h"
 
@@ -231,19 +232,20 @@ bool CausalLM::AddsAdapterTerm(std::initializer_list<const Linear*> linears) con
   return false;
 }
 
-at::Tensor CausalLM::Mlp(const DecoderLayer& layer, const at::Tensor& x) const {
+at::Tensor CausalLM::MlpActivation(const DecoderLayer& layer, const at::Tensor& x) const {
   const std::vector<at::Tensor> gate_up = ProjectEach(
       {&layer.gate_proj, &layer.up_proj}, layer.gate_up_weight, layer.gate_up_bias, x);
   const at::Tensor &gate = gate_up[0], &up = gate_up[1];
 #ifdef ROLLOUT_WITH_CUDA
-  if (gate.is_cuda()) return Project(layer.down_proj, FusedSwiglu(gate, up));
+  if (gate.is_cuda()) return FusedSwiglu(gate, up);
 #endif
-  return Project(layer.down_proj, at::silu(gate) * up);
+  return at::silu(gate) * up;
 }
 
-at::Tensor CausalLM::Attention(const DecoderLayer& layer, int64_t index, const at::Tensor& x,
-                               const at::Tensor& cos, const at::Tensor& sin,
-                               const at::Tensor& mask, KvCache* cache) const {
+at::Tensor CausalLM::AttentionHeads(const DecoderLayer& layer, int64_t index,
+                                    const at::Tensor& x, const at::Tensor& cos,
+                                    const at::Tensor& sin, const at::Tensor& mask,
+                                    KvCache* cache) const {
   // x: [B, T, H] (Forward) or [N, H] (ForwardStep); heads are split off the last dim.
   std::vector<int64_t> head_shape = x.sizes().vec();
   head_shape.back() = -1;
@@ -268,7 +270,7 @@ at::Tensor CausalLM::Attention(const DecoderLayer& layer, int64_t index, const a
   }
   std::vector<int64_t> merged_shape = x.sizes().vec();
   merged_shape.back() = config_.num_attention_heads * config_.head_dim;
-  return Project(layer.o_proj, out.reshape(merged_shape));
+  return out.reshape(merged_shape);
 }
 
 at::Tensor CausalLM::Forward(const at::Tensor& input_ids, const at::Tensor& position_ids,
@@ -289,10 +291,12 @@ at::Tensor CausalLM::Forward(const at::Tensor& input_ids, const at::Tensor& posi
   std::tie(hidden, normed) = AddRmsNorm(hidden, at::Tensor(), layers_.front().input_layernorm);
   for (size_t i = 0; i < layers_.size(); ++i) {
     const DecoderLayer& layer = layers_[i];
-    const at::Tensor attention = Attention(layer, i, normed, cos, sin, mask, nullptr);
-    std::tie(hidden, normed) = AddRmsNorm(hidden, attention, layer.post_attention_layernorm);
+    const at::Tensor heads = AttentionHeads(layer, i, normed, cos, sin, mask, nullptr);
+    std::tie(hidden, normed) =
+        AddProjectedRmsNorm(hidden, layer.o_proj, heads, layer.post_attention_layernorm);
     const at::Tensor& next_norm = i + 1 < layers_.size() ? layers_[i + 1].input_layernorm : norm_;
-    std::tie(hidden, normed) = AddRmsNorm(hidden, Mlp(layer, normed), next_norm);
+    std::tie(hidden, normed) =
+        AddProjectedRmsNorm(hidden, layer.down_proj, MlpActivation(layer, normed), next_norm);
   }
   return normed;
 }
@@ -305,10 +309,12 @@ at::Tensor CausalLM::ForwardStep(const at::Tensor& input_ids, const at::Tensor& 
   std::tie(hidden, normed) = AddRmsNorm(hidden, at::Tensor(), layers_.front().input_layernorm);
   for (size_t i = 0; i < layers_.size(); ++i) {
     const DecoderLayer& layer = layers_[i];
-    const at::Tensor attention = StepAttention(layer, i, normed, cos, sin, cache);
-    std::tie(hidden, normed) = AddRmsNorm(hidden, attention, layer.post_attention_layernorm);
+    const at::Tensor heads = StepAttentionHeads(layer, i, normed, cos, sin, cache);
+    std::tie(hidden, normed) =
+        AddProjectedRmsNorm(hidden, layer.o_proj, heads, layer.post_attention_layernorm);
     const at::Tensor& next_norm = i + 1 < layers_.size() ? layers_[i + 1].input_layernorm : norm_;
-    std::tie(hidden, normed) = AddRmsNorm(hidden, StepMlp(layer, normed), next_norm);
+    std::tie(hidden, normed) =
+        AddProjectedRmsNorm(hidden, layer.down_proj, StepMlpActivation(layer, normed), next_norm);
   }
   return normed;
 }
@@ -362,9 +368,29 @@ std::pair<at::Tensor, at::Tensor> CausalLM::AddRmsNorm(const at::Tensor& residua
   return {sum, RmsNorm(sum, weight)};
 }
 
-at::Tensor CausalLM::StepAttention(const DecoderLayer& layer, int64_t index, const at::Tensor& x,
-                                   const at::Tensor& cos, const at::Tensor& sin,
-                                   KvCache& cache) const {
+std::pair<at::Tensor, at::Tensor> CausalLM::AddProjectedRmsNorm(const at::Tensor& residual,
+                                                                const Linear& linear,
+                                                                const at::Tensor& x,
+                                                                const at::Tensor& weight) const {
+#ifdef ROLLOUT_WITH_CUDA
+  const at::Tensor* plain = linear.PlainWeight(adapters_enabled_);
+  const bool half = x.scalar_type() == at::kBFloat16 || x.scalar_type() == at::kHalf;
+  if (FusedStep(x) && half && plain != nullptr && !linear.bias().defined()) {
+    const int64_t in = x.size(-1);
+    const int64_t slices = SplitKSlices(x.numel() / in, in);
+    if (slices > 1) {
+      const at::Tensor partials =
+          SplitKPartials(x.reshape({-1, in}).contiguous(), plain->contiguous(), slices);
+      return FusedAddPartialsRmsNorm(residual, partials, weight, config_.rms_norm_eps);
+    }
+  }
+#endif
+  return AddRmsNorm(residual, Project(linear, x), weight);
+}
+
+at::Tensor CausalLM::StepAttentionHeads(const DecoderLayer& layer, int64_t index,
+                                        const at::Tensor& x, const at::Tensor& cos,
+                                        const at::Tensor& sin, KvCache& cache) const {
 #ifdef ROLLOUT_WITH_CUDA
   if (FusedStep(x) && UsesGroup({&layer.q_proj, &layer.k_proj, &layer.v_proj}, layer.qkv_weight,
                                 layer.qkv_bias)) {
@@ -380,22 +406,22 @@ at::Tensor CausalLM::StepAttention(const DecoderLayer& layer, int64_t index, con
                                .view({-1, kv_heads, dim});
       out = cache.AppendAndAttend(index, q, k, v, scale);
     }
-    return Project(layer.o_proj, out.reshape({-1, q_heads * dim}));
+    return out.reshape({-1, q_heads * dim});
   }
 #endif
-  return Attention(layer, index, x, cos, sin, at::Tensor(), &cache);
+  return AttentionHeads(layer, index, x, cos, sin, at::Tensor(), &cache);
 }
 
-at::Tensor CausalLM::StepMlp(const DecoderLayer& layer, const at::Tensor& x) const {
+at::Tensor CausalLM::StepMlpActivation(const DecoderLayer& layer, const at::Tensor& x) const {
 #ifdef ROLLOUT_WITH_CUDA
   if (FusedStep(x) && UsesGroup({&layer.gate_proj, &layer.up_proj}, layer.gate_up_weight,
                                 layer.gate_up_bias)) {
     const at::Tensor gate_up = ProjectGroup({&layer.gate_proj, &layer.up_proj},
                                             layer.gate_up_weight, layer.gate_up_bias, x);
-    return Project(layer.down_proj, FusedSwigluHalves(gate_up));
+    return FusedSwigluHalves(gate_up);
   }
 #endif
-  return Mlp(layer, x);
+  return MlpActivation(layer, x);
 }
 
 std::vector<std::pair<std::string, const Linear*>> CausalLM::NamedLinears() const {

@@ -118,18 +118,29 @@ class CausalLM {
  private:
   CausalLM(TransformerConfig config, const LoadOptions& options);
   at::Tensor Embed(const at::Tensor& input_ids) const;
-  at::Tensor Attention(const DecoderLayer& layer, int64_t index, const at::Tensor& x,
-                       const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& mask,
-                       KvCache* cache) const;
-  at::Tensor Mlp(const DecoderLayer& layer, const at::Tensor& x) const;
-  // The inference step's attention and MLP: with fused kernels and one GEMM per
-  // aliased group (DecoderLayer) on CUDA while autograd is off, else as above.
-  at::Tensor StepAttention(const DecoderLayer& layer, int64_t index, const at::Tensor& x,
-                           const at::Tensor& cos, const at::Tensor& sin, KvCache& cache) const;
-  at::Tensor StepMlp(const DecoderLayer& layer, const at::Tensor& x) const;
+  // A layer's attention and MLP up to their output projections (o_proj, down_proj),
+  // which AddProjectedRmsNorm applies: the attention output with the heads merged
+  // [..., Hq D], and silu(gate) * up [..., intermediate].
+  at::Tensor AttentionHeads(const DecoderLayer& layer, int64_t index, const at::Tensor& x,
+                            const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& mask,
+                            KvCache* cache) const;
+  at::Tensor MlpActivation(const DecoderLayer& layer, const at::Tensor& x) const;
+  // The same for the inference step: with fused kernels and one GEMM per aliased group
+  // (DecoderLayer) on CUDA while autograd is off, else as above.
+  at::Tensor StepAttentionHeads(const DecoderLayer& layer, int64_t index, const at::Tensor& x,
+                                const at::Tensor& cos, const at::Tensor& sin,
+                                KvCache& cache) const;
+  at::Tensor StepMlpActivation(const DecoderLayer& layer, const at::Tensor& x) const;
   // {residual + delta, RMSNorm(residual + delta)}; delta undefined: {residual, RMSNorm}.
   std::pair<at::Tensor, at::Tensor> AddRmsNorm(const at::Tensor& residual, const at::Tensor& delta,
                                                const at::Tensor& weight) const;
+  // AddRmsNorm with delta = linear(x). On the fused CUDA path, few rows against a long
+  // inner dimension take the product as split-K partials that the add + RMSNorm kernel
+  // sums (models/split_k_linear.h); the delta is then rounded once from float32, where
+  // a plain GEMM's rounding may differ by an ulp.
+  std::pair<at::Tensor, at::Tensor> AddProjectedRmsNorm(const at::Tensor& residual,
+                                                        const Linear& linear, const at::Tensor& x,
+                                                        const at::Tensor& weight) const;
   // Whether the step may use the fused kernels and groups for `x`.
   bool FusedStep(const at::Tensor& x) const;
   // Whether the linear layers still alias the fused group (weight, bias), and their

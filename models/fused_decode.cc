@@ -33,6 +33,29 @@ std::pair<at::Tensor, at::Tensor> FusedAddRmsNorm(const at::Tensor& residual_in,
   return {sum, normed};
 }
 
+std::pair<at::Tensor, at::Tensor> FusedAddPartialsRmsNorm(const at::Tensor& residual_in,
+                                                          const at::Tensor& partials_in,
+                                                          const at::Tensor& weight_in,
+                                                          double eps) {
+  const at::Tensor residual = residual_in.contiguous();
+  const at::Tensor partials = partials_in.contiguous();
+  const at::Tensor weight = weight_in.contiguous();
+  const int64_t hidden = residual.size(-1), rows = residual.numel() / hidden;
+  TORCH_CHECK(weight.numel() == hidden && weight.scalar_type() == residual.scalar_type(),
+              "fused RMSNorm: weight must be [", hidden, "] ", residual.scalar_type());
+  TORCH_CHECK(partials.dim() == 3 && partials.size(1) == rows && partials.size(2) == hidden &&
+                  partials.scalar_type() == at::kFloat,
+              "fused add + RMSNorm: partials must be float32 [S, ", rows, ", ", hidden, "], got ",
+              partials.scalar_type(), " ", partials.sizes());
+  const c10::cuda::CUDAGuard guard(residual.device());
+  at::Tensor sum = at::empty_like(residual), normed = at::empty_like(residual);
+  cuda::LaunchAddPartialsRmsNorm(KernelElementType(residual.scalar_type()), residual.data_ptr(),
+                                 partials.data_ptr<float>(), partials.size(0), weight.data_ptr(),
+                                 rows, hidden, static_cast<float>(eps), sum.data_ptr(),
+                                 normed.data_ptr(), at::cuda::getCurrentCUDAStream());
+  return {sum, normed};
+}
+
 std::pair<at::Tensor, at::Tensor> FusedRopeQk(const at::Tensor& qkv_in, const at::Tensor& cos_in,
                                               const at::Tensor& sin_in, int64_t q_heads,
                                               int64_t kv_heads, int64_t dim) {

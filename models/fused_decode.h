@@ -17,6 +17,13 @@ std::pair<at::Tensor, at::Tensor> FusedAddRmsNorm(const at::Tensor& residual,
                                                   const at::Tensor& delta,
                                                   const at::Tensor& weight, double eps);
 
+// FusedAddRmsNorm with delta = the sum over the first dimension of partials [S, N, H]
+// float32 (a split-K product, models/split_k_linear.h), summed in slice order and
+// rounded once to the dtype.
+std::pair<at::Tensor, at::Tensor> FusedAddPartialsRmsNorm(const at::Tensor& residual,
+                                                          const at::Tensor& partials,
+                                                          const at::Tensor& weight, double eps);
+
 // qkv [N, (q_heads + 2 * kv_heads) * dim] (a fused q/k/v projection, rows of unit
 // column stride), cos/sin [N, dim] -> {q [N, q_heads, dim], k [N, kv_heads, dim]}
 // rotated, contiguous.

@@ -12,11 +12,43 @@ namespace {
 
 constexpr int kThreads = 256;
 
+// Pack c (counted from the tensor's start) of the sum of float32 split-K partials
+// [splits, rows, hidden] (`split_stride` = rows * hidden), summed in slice order and
+// rounded once.
+template <typename T, int N>
+__device__ __forceinline__ Pack<T, N> SumOfPartials(const float* __restrict__ partials,
+                                                    int splits, int64_t split_stride,
+                                                    int64_t c) {
+  float total[N] = {};
+  for (int s = 0; s < splits; ++s) {
+    const float* p = partials + s * split_stride + c * N;
+    if constexpr (N % 4 == 0) {
+#pragma unroll
+      for (int i = 0; i < N; i += 4) {
+        const float4 four = *reinterpret_cast<const float4*>(p + i);
+        total[i] += four.x;
+        total[i + 1] += four.y;
+        total[i + 2] += four.z;
+        total[i + 3] += four.w;
+      }
+    } else {
+#pragma unroll
+      for (int i = 0; i < N; ++i) total[i] += p[i];
+    }
+  }
+  Pack<T, N> out;
+#pragma unroll
+  for (int i = 0; i < N; ++i) out.v[i] = FromFloat<T>(total[i]);
+  return out;
+}
+
 // One block per row, thread t taking packs t, t + blockDim, ... The scaling pass reads
 // x again from where the first pass left it (the rounded sum, written by the same
-// thread, or the residual).
-template <typename T, int N>
+// thread, or the residual). kPartials: the delta is SumOfPartials(partials, ...), and
+// `delta` is unused.
+template <typename T, int N, bool kPartials>
 __global__ void AddRmsNorm(const T* __restrict__ residual, const T* __restrict__ delta,
+                           const float* __restrict__ partials, int splits,
                            const T* __restrict__ weight, int64_t hidden, float eps, T* sum,
                            T* __restrict__ normed) {
   using P = Pack<T, N>;
@@ -26,11 +58,17 @@ __global__ void AddRmsNorm(const T* __restrict__ residual, const T* __restrict__
   const P* r = reinterpret_cast<const P*>(residual) + row;
   const P* d = delta != nullptr ? reinterpret_cast<const P*>(delta) + row : nullptr;
   P* s = reinterpret_cast<P*>(sum) + row;
+  const bool has_delta = kPartials || delta != nullptr;
   float squares = 0.f;
   for (int64_t c = threadIdx.x; c < packs; c += blockDim.x) {
     const P r_pack = r[c];
-    if (delta != nullptr) {
-      const P d_pack = d[c];
+    if (has_delta) {
+      P d_pack;
+      if constexpr (kPartials) {
+        d_pack = SumOfPartials<T, N>(partials, splits, int64_t(gridDim.x) * hidden, row + c);
+      } else {
+        d_pack = d[c];
+      }
       P s_pack;
 #pragma unroll
       for (int i = 0; i < N; ++i) {
@@ -50,7 +88,7 @@ __global__ void AddRmsNorm(const T* __restrict__ residual, const T* __restrict__
   float total = 0.f;
   for (int w = 0; w < int(blockDim.x / 32); ++w) total += warp_sums[w];
   const float scale = rsqrtf(total / float(hidden) + eps);
-  const P* x = delta != nullptr ? s : r;
+  const P* x = has_delta ? s : r;
   const P* w = reinterpret_cast<const P*>(weight);
   P* out = reinterpret_cast<P*>(normed) + row;
   for (int64_t c = threadIdx.x; c < packs; c += blockDim.x) {
@@ -110,25 +148,46 @@ __global__ void SwigluHalves(const T* __restrict__ gate_up, int64_t tokens, int6
   }
 }
 
+// The add + RMSNorm launch for a delta tensor (or none) or, with `partials`, a sum of
+// split-K partials.
+void LaunchAddRmsNormFrom(ElementType dtype, const void* residual, const void* delta,
+                          const float* partials, int64_t splits, const void* weight, int64_t rows,
+                          int64_t hidden, float eps, void* sum, void* normed, cudaStream_t stream) {
+  if (rows == 0) return;
+  DispatchElementType(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    constexpr int kPack = 16 / sizeof(T);
+    const bool packed = Packs16<T>(hidden, {residual, delta, partials, weight, sum, normed});
+    const int64_t packs = packed ? hidden / kPack : hidden;
+    const int threads = static_cast<int>(packs >= 1024 ? 1024 : (packs + 31) / 32 * 32);
+    auto launch = [&](auto kernel) {
+      kernel<<<static_cast<unsigned>(rows), threads, 0, stream>>>(
+          static_cast<const T*>(residual), static_cast<const T*>(delta), partials,
+          static_cast<int>(splits), static_cast<const T*>(weight), hidden, eps,
+          static_cast<T*>(sum), static_cast<T*>(normed));
+    };
+    if (partials != nullptr) {
+      packed ? launch(AddRmsNorm<T, kPack, true>) : launch(AddRmsNorm<T, 1, true>);
+    } else {
+      packed ? launch(AddRmsNorm<T, kPack, false>) : launch(AddRmsNorm<T, 1, false>);
+    }
+  });
+}
+
 }  // namespace
 
 void LaunchAddRmsNorm(ElementType dtype, const void* residual, const void* delta,
                       const void* weight, int64_t rows, int64_t hidden, float eps, void* sum,
                       void* normed, cudaStream_t stream) {
-  if (rows == 0) return;
-  DispatchElementType(dtype, [&](auto zero) {
-    using T = decltype(zero);
-    constexpr int kPack = 16 / sizeof(T);
-    const bool packed = Packs16<T>(hidden, {residual, delta, weight, sum, normed});
-    const int64_t packs = packed ? hidden / kPack : hidden;
-    const int threads = static_cast<int>(packs >= 1024 ? 1024 : (packs + 31) / 32 * 32);
-    auto launch = [&](auto kernel) {
-      kernel<<<static_cast<unsigned>(rows), threads, 0, stream>>>(
-          static_cast<const T*>(residual), static_cast<const T*>(delta),
-          static_cast<const T*>(weight), hidden, eps, static_cast<T*>(sum), static_cast<T*>(normed));
-    };
-    packed ? launch(AddRmsNorm<T, kPack>) : launch(AddRmsNorm<T, 1>);
-  });
+  LaunchAddRmsNormFrom(dtype, residual, delta, nullptr, 0, weight, rows, hidden, eps, sum,
+                       normed, stream);
+}
+
+void LaunchAddPartialsRmsNorm(ElementType dtype, const void* residual, const float* partials,
+                              int64_t splits, const void* weight, int64_t rows, int64_t hidden,
+                              float eps, void* sum, void* normed, cudaStream_t stream) {
+  LaunchAddRmsNormFrom(dtype, residual, nullptr, partials, splits, weight, rows, hidden, eps,
+                       sum, normed, stream);
 }
 
 void LaunchRopeQk(ElementType dtype, const void* qkv, int64_t qkv_stride, const void* cos,

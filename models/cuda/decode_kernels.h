@@ -22,6 +22,13 @@ void LaunchAddRmsNorm(ElementType dtype, const void* residual, const void* delta
                       const void* weight, int64_t rows, int64_t hidden, float eps, void* sum,
                       void* normed, cudaStream_t stream);
 
+// LaunchAddRmsNorm with delta = the sum of a split-K projection's float32 partial
+// products, partials [splits, rows, hidden] contiguous, summed in slice order and
+// rounded once to the dtype (so no separate reduction kernel runs).
+void LaunchAddPartialsRmsNorm(ElementType dtype, const void* residual, const float* partials,
+                              int64_t splits, const void* weight, int64_t rows, int64_t hidden,
+                              float eps, void* sum, void* normed, cudaStream_t stream);
+
 // Rotary embedding ("rotate half") of the query and key heads of a fused projection:
 // row t of `qkv` (row stride `qkv_stride` elements) holds q_heads query heads, then
 // kv_heads key heads (then the values, untouched), each `dim` wide; cos/sin [tokens,

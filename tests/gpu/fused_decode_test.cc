@@ -11,7 +11,9 @@
 #include "models/causal_lm.h"
 #include "models/kv_cache.h"
 #include "models/lora.h"
+#include "models/presets.h"
 #include "models/rope.h"
+#include "models/split_k_linear.h"
 
 namespace rollout::models {
 namespace {
@@ -44,6 +46,52 @@ TEST(FusedAddRmsNorm, RoundsTheSumBeforeNormalisingInBFloat16) {
   EXPECT_LT(MaxDiff(normed, compat::RmsNorm(want_sum, weight, 1e-6)), 2e-2);
 }
 
+// Partials summed in slice order, as the kernel sums them: ((p0 + p1) + p2) + ...
+at::Tensor SumInOrder(const at::Tensor& partials) {
+  at::Tensor total = partials[0].clone();
+  for (int64_t s = 1; s < partials.size(0); ++s) total = total + partials[s];
+  return total;
+}
+
+TEST(FusedAddPartialsRmsNorm, EqualsTheAddOfTheRoundedSumOfThePartials) {
+  at::manual_seed(6);
+  for (const int64_t hidden : {96, 100}) {  // 16-byte packs, and single elements
+    SCOPED_TRACE(::testing::Message() << "hidden " << hidden);
+    const at::Tensor residual = at::randn({5, hidden}).to(at::kBFloat16).cuda();
+    const at::Tensor partials = (at::randn({3, 5, hidden}) * 4).cuda();
+    const at::Tensor weight = (at::rand({hidden}) + 0.5).to(at::kBFloat16).cuda();
+    const auto [sum, normed] = FusedAddPartialsRmsNorm(residual, partials, weight, 1e-6);
+    const at::Tensor delta = SumInOrder(partials).to(at::kBFloat16);
+    const auto [want_sum, want_normed] = FusedAddRmsNorm(residual, delta, weight, 1e-6);
+    EXPECT_EQ(MaxDiff(sum, want_sum), 0.f);
+    EXPECT_EQ(MaxDiff(normed, want_normed), 0.f);
+  }
+}
+
+TEST(SplitKPartials, SlicesSumToTheProductAndEachIsItsSliceProduct) {
+  at::manual_seed(7);
+  const at::Tensor x = at::randn({6, 256}).to(at::kBFloat16).cuda();
+  const at::Tensor weight = (at::randn({40, 256}) * 0.1).to(at::kBFloat16).cuda();
+  const at::Tensor partials = SplitKPartials(x, weight, 4);
+  ASSERT_EQ(partials.sizes(), (std::vector<int64_t>{4, 6, 40}));
+  ASSERT_EQ(partials.scalar_type(), at::kFloat);
+  const at::Tensor x32 = x.to(at::kFloat), w32 = weight.to(at::kFloat);
+  EXPECT_LT(MaxDiff(partials.sum(0), at::matmul(x32, w32.t())), 1e-4);
+  EXPECT_LT(MaxDiff(partials[2], at::matmul(x32.narrow(1, 128, 64), w32.narrow(1, 128, 64).t())),
+            1e-5);
+}
+
+TEST(SplitKPartials, OnlyFewRowsAgainstALongInnerDimensionAreSplit) {
+  EXPECT_EQ(SplitKSlices(256, 4864), 4);  // Qwen2.5-0.5B's down projection, decoding
+  EXPECT_EQ(SplitKSlices(64, 4864), 1);    // a small batch
+  EXPECT_EQ(SplitKSlices(8192, 4864), 1);  // a prefill chunk
+  EXPECT_EQ(SplitKSlices(256, 896), 1);    // a short inner dimension
+  EXPECT_EQ(SplitKSlices(256, 4100), 1);   // slices that would not stay 16-byte aligned
+  EXPECT_THROW(SplitKPartials(at::zeros({2, 100}, at::kBFloat16).cuda(),
+                              at::zeros({3, 100}, at::kBFloat16).cuda(), 4),
+               c10::Error);
+}
+
 TEST(FusedRopeQk, MatchesRopeOfTheQueryAndKeyColumns) {
   at::manual_seed(3);
   const int64_t tokens = 6, q_heads = 4, kv_heads = 2, dim = 16;
@@ -71,7 +119,7 @@ at::Tensor ThreeSteps(const CausalLM& model) {
   const TransformerConfig& c = model.config();
   const auto longs = at::TensorOptions().dtype(at::kLong).device(model.device());
   DenseKvCache cache(c.num_hidden_layers, 2, c.num_key_value_heads, c.head_dim, 3,
-                     at::TensorOptions().device(model.device()));
+                     at::TensorOptions().dtype(model.dtype()).device(model.device()));
   cache.BeginStep(2);
   const at::Tensor prompt = model.ForwardStep(at::tensor({279, 28, 290, 287}, longs),
                                               at::tensor({0, 1, 0, 1}, longs), cache);
@@ -91,6 +139,39 @@ TEST(CausalLmFusedStep, MatchesTheLayerByLayerStep) {
   }
   const at::Tensor layered = ThreeSteps(*model).detach();  // autograd on: layer by layer
   EXPECT_LT(MaxDiff(fused, layered), 1e-5);
+  EXPECT_GT(fused.abs().max().item<float>(), 0.f);
+}
+
+// A long MLP inner dimension takes the split-K down projection in the fused step.
+TEST(CausalLmFusedStep, MatchesTheLayerByLayerStepWithSplitKDownProjections) {
+  TransformerConfig config = PresetConfig("tiny", 300).value();
+  config.intermediate_size = 4096;
+  LoadOptions options;
+  options.device = c10::Device(c10::kCUDA, 0);
+  options.dtype = at::kBFloat16;
+  const auto model = CausalLM::RandomInit(config, 11, options);
+  // One step of two 70-token prompts: 140 rows.
+  const int64_t batch = 2, length = 70;
+  ASSERT_GT(SplitKSlices(batch * length, config.intermediate_size), 1);
+  const auto longs = at::TensorOptions().dtype(at::kLong).device(model->device());
+  const at::Tensor ids = at::randint(0, config.vocab_size, {batch * length}, longs);
+  const at::Tensor positions = at::arange(length, longs).repeat({batch});
+  auto prefill = [&] {
+    DenseKvCache cache(config.num_hidden_layers, batch, config.num_key_value_heads,
+                       config.head_dim, length,
+                       at::TensorOptions().dtype(model->dtype()).device(model->device()));
+    cache.BeginStep(length);
+    return model->ForwardStep(ids, positions, cache);
+  };
+  at::Tensor fused;
+  {
+    c10::NoGradGuard no_grad;
+    fused = prefill();
+  }
+  const at::Tensor layered = prefill().detach();
+  // bfloat16: the split-K delta is rounded once from float32 where cuBLAS's GEMM may
+  // round differently, and the outputs (a few units) have ulps of 2^-7 to 2^-5.
+  EXPECT_LT(MaxDiff(fused, layered), 0.02 * layered.abs().max().item<float>());
   EXPECT_GT(fused.abs().max().item<float>(), 0.f);
 }
 
