@@ -287,34 +287,41 @@ at::Tensor CausalLM::Forward(const at::Tensor& input_ids, const at::Tensor& posi
   const at::Tensor mask = attention_mask.defined()
                               ? CausalPaddingMask(attention_mask, hidden.scalar_type())
                               : at::Tensor();
-  at::Tensor normed;
-  std::tie(hidden, normed) = AddRmsNorm(hidden, at::Tensor(), layers_.front().input_layernorm);
-  for (size_t i = 0; i < layers_.size(); ++i) {
-    const DecoderLayer& layer = layers_[i];
-    const at::Tensor heads = AttentionHeads(layer, i, normed, cos, sin, mask, nullptr);
-    std::tie(hidden, normed) =
-        AddProjectedRmsNorm(hidden, layer.o_proj, heads, layer.post_attention_layernorm);
-    const at::Tensor& next_norm = i + 1 < layers_.size() ? layers_[i + 1].input_layernorm : norm_;
-    std::tie(hidden, normed) =
-        AddProjectedRmsNorm(hidden, layer.down_proj, MlpActivation(layer, normed), next_norm);
-  }
-  return normed;
+  return DecoderStack(
+      hidden,
+      [&](const DecoderLayer& layer, int64_t index, const at::Tensor& normed) {
+        return AttentionHeads(layer, index, normed, cos, sin, mask, nullptr);
+      },
+      [&](const DecoderLayer& layer, const at::Tensor& normed) {
+        return MlpActivation(layer, normed);
+      });
 }
 
 at::Tensor CausalLM::ForwardStep(const at::Tensor& input_ids, const at::Tensor& positions,
                                  KvCache& cache) const {
   at::Tensor hidden = Embed(input_ids);
   const auto [cos, sin] = rope_.CosSin(positions, hidden.scalar_type());
+  return DecoderStack(
+      hidden,
+      [&](const DecoderLayer& layer, int64_t index, const at::Tensor& normed) {
+        return StepAttentionHeads(layer, index, normed, cos, sin, cache);
+      },
+      [&](const DecoderLayer& layer, const at::Tensor& normed) {
+        return StepMlpActivation(layer, normed);
+      });
+}
+
+at::Tensor CausalLM::DecoderStack(at::Tensor hidden, const LayerHeads& heads,
+                                  const LayerActivation& activation) const {
   at::Tensor normed;
   std::tie(hidden, normed) = AddRmsNorm(hidden, at::Tensor(), layers_.front().input_layernorm);
   for (size_t i = 0; i < layers_.size(); ++i) {
     const DecoderLayer& layer = layers_[i];
-    const at::Tensor heads = StepAttentionHeads(layer, i, normed, cos, sin, cache);
-    std::tie(hidden, normed) =
-        AddProjectedRmsNorm(hidden, layer.o_proj, heads, layer.post_attention_layernorm);
+    std::tie(hidden, normed) = AddProjectedRmsNorm(hidden, layer.o_proj, heads(layer, i, normed),
+                                                   layer.post_attention_layernorm);
     const at::Tensor& next_norm = i + 1 < layers_.size() ? layers_[i + 1].input_layernorm : norm_;
     std::tie(hidden, normed) =
-        AddProjectedRmsNorm(hidden, layer.down_proj, StepMlpActivation(layer, normed), next_norm);
+        AddProjectedRmsNorm(hidden, layer.down_proj, activation(layer, normed), next_norm);
   }
   return normed;
 }

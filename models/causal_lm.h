@@ -22,6 +22,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <functional>
 #include <initializer_list>
 #include <map>
 #include <memory>
@@ -118,6 +119,17 @@ class CausalLM {
  private:
   CausalLM(TransformerConfig config, const LoadOptions& options);
   at::Tensor Embed(const at::Tensor& input_ids) const;
+  // A layer's attention output (heads merged) and MLP activation for its normed input.
+  using LayerHeads =
+      std::function<at::Tensor(const DecoderLayer& layer, int64_t index, const at::Tensor& normed)>;
+  using LayerActivation =
+      std::function<at::Tensor(const DecoderLayer& layer, const at::Tensor& normed)>;
+  // The decoder stack over the embedded `hidden`: per layer, the attention and then the
+  // MLP added to the residual stream through their output projections
+  // (AddProjectedRmsNorm), each add fused with the next norm; returns the final norm's
+  // output. `heads` / `activation`: AttentionHeads / MlpActivation or their Step variants.
+  at::Tensor DecoderStack(at::Tensor hidden, const LayerHeads& heads,
+                          const LayerActivation& activation) const;
   // A layer's attention and MLP up to their output projections (o_proj, down_proj),
   // which AddProjectedRmsNorm applies: the attention output with the heads merged
   // [..., Hq D], and silu(gate) * up [..., intermediate].
