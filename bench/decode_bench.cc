@@ -12,6 +12,10 @@
 //
 // usage: decode_bench [--preset=qwen2.5-0.5b] [--device=cuda:0] [--batches=64,256]
 //                     [--prompt=128] [--new=256] [--hbm_tbps=4.8] [--group_n=8] ...
+//                     [--trace=PREFIX] [--trace_new=16]
+// --trace writes, per batch size, a Chrome trace of one more Generate with `trace_new`
+// new tokens to PREFIX-b<batch>.json (bench/trace_summary.py: operators, kernels and
+// the device's idle time).
 #include <ATen/ATen.h>
 
 #include <chrono>
@@ -22,6 +26,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "common/device.h"
+#include "bench/chrome_trace.h"
 #include "common/flags.h"
 #include "engine/engine.h"
 #include "engine/paged_kv_cache.h"
@@ -49,6 +54,8 @@ struct Options {
   double gpu_memory_utilization = 0.6;
   int64_t group_n = 8, group_prompts = 8, group_prompt = 1024, group_new = 128;
   int64_t max_num_batched_tokens = 8192;
+  std::string trace;  // file name prefix; empty: no trace
+  int64_t trace_new = 16;
 };
 
 std::vector<engine::GenerationRequest> RandomRequests(int64_t count, int64_t prompt, int32_t n,
@@ -93,6 +100,22 @@ absl::StatusOr<double> TimedGenerate(const models::CausalLM& model,
   const double seconds = Seconds(start);
   *stats = (*engine)->stats();
   return seconds;
+}
+
+// A Chrome trace of Generate(requests) on a fresh engine, after a warm-up call.
+absl::Status TraceGenerate(const models::CausalLM& model, const engine::EngineOptions& options,
+                           const std::vector<engine::GenerationRequest>& warmup,
+                           const std::vector<engine::GenerationRequest>& requests,
+                           const std::string& path) {
+  absl::StatusOr<std::unique_ptr<engine::Engine>> engine =
+      engine::Engine::Create(model, nullptr, options);
+  if (!engine.ok()) return engine.status();
+  if (auto out = (*engine)->Generate(warmup); !out.ok()) return out.status();
+  absl::Status status;
+  WriteChromeTrace(path, model.device().is_cuda(), [&] {
+    if (auto out = (*engine)->Generate(requests); !out.ok()) status = out.status();
+  });
+  return status;
 }
 
 void PrintProfile(const engine::EngineStats& stats) {
@@ -225,6 +248,15 @@ int Decode(const models::CausalLM& model, const Options& o, int64_t batch) {
       "ratio %.3f\n",
       batch, o.prompt, o.new_tokens, *seconds, tokens_per_s, bound, tokens_per_s / bound);
   PrintProfile(stats);
+  if (!o.trace.empty()) {
+    const std::string path = absl::StrFormat("%s-b%d.json", o.trace, batch);
+    const auto short_run = RandomRequests(batch, o.prompt, 1, o.trace_new, config.vocab_size, 2);
+    if (absl::Status s = TraceGenerate(model, options, warmup, short_run, path); !s.ok()) {
+      std::cerr << "decode_bench: tracing: " << s.message() << "\n";
+      return 1;
+    }
+    std::cout << "  trace of a " << o.trace_new << "-token run: " << path << "\n";
+  }
 #ifdef ROLLOUT_WITH_CUDA
   if (model.device().is_cuda()) ProfileParts(model, batch, o.prompt + o.new_tokens / 2);
 #endif
@@ -275,6 +307,8 @@ int Main(const std::vector<std::string>& args) {
   flags.AddInt("group_prompts", &o.group_prompts, "prompts in the group run");
   flags.AddInt("group_prompt", &o.group_prompt, "prompt tokens in the group run");
   flags.AddInt("group_new", &o.group_new, "new tokens in the group run");
+  flags.AddString("trace", &o.trace, "Chrome trace file prefix (one more run per batch)");
+  flags.AddInt("trace_new", &o.trace_new, "new tokens per sequence in the traced run");
   absl::StatusOr<FlagSet::Parsed> parsed = flags.Parse(args);
   if (!parsed.ok() || parsed->help) {
     std::cerr << (parsed.ok() ? "" : std::string(parsed.status().message()) + "\n") << flags.Usage();

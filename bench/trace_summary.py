@@ -1,17 +1,21 @@
-"""Sums a Chrome trace of bench/train_step_bench --trace by operator: per host thread,
-the top-level operators (those not inside another operator on the same thread) with
-their count and total wall time, slowest first; then the GPU kernels by name. Where a
-step's host time goes when it issues work slower than the GPU runs it.
+"""Sums a Chrome trace of bench/train_step_bench or bench/decode_bench --trace by
+operator: per host thread, the top-level operators (those not inside another operator
+on the same thread) with their count and total wall time, slowest first; then the GPU
+kernels by name; then the device's idle time between kernels and its longest gaps with
+the host operators that ran during each. Where a step's host time goes when it issues
+work slower than the GPU runs it.
 
-  python3 bench/trace_summary.py TRACE.json [TOP]
+  python3 bench/trace_summary.py TRACE.json[.gz] [TOP]
 """
 import collections
+import gzip
 import json
 import sys
 
 
 def main(path, top):
-    events = json.load(open(path))['traceEvents']
+    opener = gzip.open if path.endswith('.gz') else open
+    events = json.load(opener(path, 'rt'))['traceEvents']
     ops = [e for e in events if e.get('ph') == 'X' and e.get('cat') in ('cpu_op', 'user_annotation')]
     kernels = [e for e in events if e.get('ph') == 'X' and e.get('cat') == 'kernel']
     by_thread = collections.defaultdict(list)
@@ -39,6 +43,30 @@ def main(path, top):
         print(f'GPU kernels: {len(kernels)}, {sum(e["dur"] for e in kernels) / 1000:.1f} ms')
         for name, (count, us) in sorted(totals.items(), key=lambda kv: -kv[1][1])[:top]:
             print(f'  {count:5d} {us / 1000:8.2f} ms {us / count:8.1f} us/each  {name[:110]}')
+        print_idle(kernels, ops, top)
+
+
+def print_idle(kernels, ops, top):
+    """The device's idle time between its first and last kernel, and the longest gaps."""
+    kernels = sorted(kernels, key=lambda e: e['ts'])
+    gaps = []
+    end = kernels[0]['ts'] + kernels[0]['dur']
+    for e in kernels[1:]:
+        if e['ts'] > end:
+            gaps.append((e['ts'] - end, end, e['ts']))
+        end = max(end, e['ts'] + e['dur'])
+    span = end - kernels[0]['ts']
+    idle = sum(g[0] for g in gaps)
+    print(f'device idle between kernels: {idle / 1000:.1f} ms of {span / 1000:.1f} ms '
+          f'({100 * idle / span:.0f}%), {len(gaps)} gaps')
+    for length, begin, finish in sorted(gaps, reverse=True)[:min(top, 15)]:
+        overlap = collections.Counter()
+        for e in ops:
+            o = min(finish, e['ts'] + e['dur']) - max(begin, e['ts'])
+            if o > 0:
+                overlap[e['name']] += o
+        host = ', '.join(f'{name[:50]} {us:.0f}' for name, us in overlap.most_common(4))
+        print(f'  {length:8.1f} us  host: {host}')
 
 
 if __name__ == '__main__':

@@ -10,14 +10,13 @@
 // Reference on one H200 (issue 3): HF transformers + PyTorch 2.11, same shape, batch
 // 16 x 512, bf16, AdamW: about 81k tokens/s (MFU 0.24).
 #include <ATen/ATen.h>
-#include <torch/csrc/autograd/profiler_kineto.h>
 
 #include <chrono>
 #include <functional>
 #include <iostream>
-#include <set>
 
 #include "absl/strings/str_format.h"
+#include "bench/chrome_trace.h"
 #include "common/flags.h"
 #include "models/causal_lm.h"
 #include "models/presets.h"
@@ -88,22 +87,6 @@ void TrainStep(models::CausalLM& model, workers::AdamW& optimizer, const at::Ten
     optimizer.Step();
     optimizer.ZeroGrad();
   });
-}
-
-// One step under the Kineto profiler (host operators; kernels too on CUDA), saved as a
-// Chrome trace.
-void WriteTrace(models::CausalLM& model, workers::AdamW& optimizer, const at::Tensor& ids,
-                const std::string& path) {
-  namespace profiler = torch::profiler::impl;
-  const profiler::ProfilerConfig config(profiler::ProfilerState::KINETO);
-  std::set<profiler::ActivityType> activities = {profiler::ActivityType::CPU};
-  if (ids.is_cuda()) activities.insert(profiler::ActivityType::CUDA);
-  torch::autograd::profiler::prepareProfiler(config, activities);
-  torch::autograd::profiler::enableProfiler(config, activities);
-  TrainStep(model, optimizer, ids, nullptr);
-  Synchronize(ids.device());
-  torch::autograd::profiler::disableProfiler()->save(path);
-  std::cout << "trace of one step: " << path << "\n";
 }
 
 int Main(const std::vector<std::string>& args) {
@@ -183,7 +166,11 @@ int Main(const std::vector<std::string>& args) {
         times.forward * 1e3 / steps, times.loss * 1e3 / steps, times.backward * 1e3 / steps,
         times.optimizer * 1e3 / steps);
   }
-  if (!trace.empty()) WriteTrace(*model, optimizer, ids, trace);
+  if (!trace.empty()) {
+    WriteChromeTrace(trace, device->is_cuda(),
+                     [&] { TrainStep(*model, optimizer, ids, nullptr); });
+    std::cout << "trace of one step: " << trace << "\n";
+  }
   return 0;
 }
 

@@ -4,18 +4,12 @@
 #include <c10/core/GradMode.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "engine/decode_graphs.h"  // defined in CUDA builds only
+#include "engine/step_upload.h"
 
 namespace rollout::engine {
-namespace {
-
-template <typename T>
-at::Tensor ToDevice(const std::vector<T>& values, at::ScalarType dtype, c10::Device device) {
-  return at::tensor(values, at::TensorOptions().dtype(dtype)).to(device);
-}
-
-}  // namespace
 
 ModelRunner::ModelRunner(const models::CausalLM& model, PagedKvCache* cache,
                          const ModelRunnerOptions& options)
@@ -33,45 +27,50 @@ ModelRunner::ModelRunner(const models::CausalLM& model, PagedKvCache* cache,
 
 ModelRunner::~ModelRunner() = default;
 
-SampledTokens ModelRunner::RunEager(const StepInputs& host) {
-  const c10::Device device = model_.device();
+SampledTokens ModelRunner::RunEager(StepInputs host) {
+  StepUpload upload;
+  const size_t input_ids = upload.Add(host.input_ids), positions = upload.Add(host.positions);
+  const size_t slots = upload.Add(host.slot_mapping), rows = upload.Add(host.token_rows);
+  const size_t tables = upload.Add(host.block_tables), sample_rows = upload.Add(host.sample_rows);
+  const size_t temperature = upload.Add(host.temperature), top_k = upload.Add(host.top_k);
+  const size_t top_p = upload.Add(host.top_p), min_p = upload.Add(host.min_p);
+  const size_t seed = upload.Add(host.seed), draw = upload.Add(host.draw);
+  const std::vector<at::Tensor> sent = upload.Send(model_.device());
+
   StepAttention attention;
-  attention.slot_mapping = ToDevice(host.slot_mapping, at::kLong, device);
-  attention.positions = ToDevice(host.positions, at::kLong, device);
-  attention.token_rows = ToDevice(host.token_rows, at::kInt, device);
-  attention.block_tables =
-      ToDevice(host.block_tables, at::kInt, device).view({-1, host.max_blocks});
+  attention.slot_mapping = sent[slots];
+  attention.positions = sent[positions];
+  attention.token_rows = sent[rows];
+  attention.block_tables = sent[tables].view({-1, host.max_blocks});
   attention.one_token_per_row = host.decode_only;
-  attention.row_token_begin = host.row_token_begin;
-  attention.row_context = host.row_context;
-  attention.row_blocks = host.row_blocks;
+  attention.row_token_begin = std::move(host.row_token_begin);
+  attention.row_context = std::move(host.row_context);
+  attention.host_block_tables = std::move(host.block_tables);  // sent above
 
   cache_->BeginStep(&attention);
-  const at::Tensor hidden =
-      model_.ForwardStep(ToDevice(host.input_ids, at::kLong, device), attention.positions, *cache_);
+  const at::Tensor hidden = model_.ForwardStep(sent[input_ids], attention.positions, *cache_);
   cache_->BeginStep(nullptr);
-  const at::Tensor logits =
-      model_.Logits(hidden.index_select(0, ToDevice(host.sample_rows, at::kLong, device)));
+  const at::Tensor logits = model_.Logits(hidden.index_select(0, sent[sample_rows]));
   SamplingTensors params;
-  params.temperature = ToDevice(host.temperature, at::kFloat, device);
-  params.top_k = ToDevice(host.top_k, at::kLong, device);
-  params.top_p = ToDevice(host.top_p, at::kFloat, device);
-  params.min_p = ToDevice(host.min_p, at::kFloat, device);
-  params.seed = ToDevice(host.seed, at::kLong, device);
-  params.step = ToDevice(host.draw, at::kLong, device);
+  params.temperature = sent[temperature];
+  params.top_k = sent[top_k];
+  params.top_p = sent[top_p];
+  params.min_p = sent[min_p];
+  params.seed = sent[seed];
+  params.step = sent[draw];
   params.any_filter = host.any_filter;
   return SampleTokens(logits, params);
 }
 
 SampledStep ModelRunner::Run(const StepPlan& plan) {
   c10::NoGradGuard no_grad;
-  const StepInputs step = LayOutStep(plan, cache_->block_size());
+  StepInputs step = LayOutStep(plan, cache_->block_size());
   cache_->CopyBlocks(plan.copies);
 #ifdef ROLLOUT_WITH_CUDA
   const SampledTokens sampled =
-      graphs_ != nullptr && graphs_->Serves(step) ? graphs_->Run(step) : RunEager(step);
+      graphs_ != nullptr && graphs_->Serves(step) ? graphs_->Run(step) : RunEager(std::move(step));
 #else
-  const SampledTokens sampled = RunEager(step);
+  const SampledTokens sampled = RunEager(std::move(step));
 #endif
   const at::Tensor tokens = sampled.tokens.to(at::kCPU);
   const at::Tensor log_probs = sampled.log_probs.to(at::kCPU);

@@ -1,9 +1,10 @@
 // Runs one scheduled step on the model: lays out the plan's tokens (engine/
 // step_inputs.h), performs the copy-on-write block copies, runs CausalLM::ForwardStep
 // over the paged cache, applies the LM head to the rows that sample and draws their
-// tokens with the sampler — on the model's device, with one device-to-host copy at the
-// end (the sampled tokens and their log-probs). On CUDA, decode steps replay CUDA
-// graphs (engine/decode_graphs.h) unless `enforce_eager`.
+// tokens with the sampler — on the model's device. The step's inputs go there in one
+// transfer the host does not wait for (engine/step_upload.h); the host waits only at
+// the end, for the sampled tokens and their log-probs. On CUDA, decode steps replay
+// CUDA graphs (engine/decode_graphs.h) unless `enforce_eager`.
 #pragma once
 
 #include <cstdint>
@@ -41,7 +42,7 @@ class ModelRunner {
   SampledStep Run(const StepPlan& plan);
 
  private:
-  SampledTokens RunEager(const StepInputs& step);
+  SampledTokens RunEager(StepInputs step);
 
   const models::CausalLM& model_;
   PagedKvCache* cache_;

@@ -133,12 +133,14 @@ at::Tensor PagedKvCache::AttendGathered(const at::Tensor& q, const at::Tensor& k
                                         const at::Tensor& values, double scale) const {
   at::Tensor out = at::empty_like(q);  // [N, Hq, D]
   const auto index_options = at::TensorOptions().dtype(at::kLong);
+  const int64_t width = step_->block_tables.size(1);
   for (size_t row = 0; row < step_->row_context.size(); ++row) {
     const int64_t begin = step_->row_token_begin[row];
     const int64_t end = step_->row_token_begin[row + 1];
+    if (begin == end) continue;
     const int64_t context = step_->row_context[row];
-    const std::vector<BlockId>& blocks = step_->row_blocks[row];
-    std::vector<int64_t> ids(blocks.begin(), blocks.end());
+    const auto blocks = step_->host_block_tables.begin() + static_cast<int64_t>(row) * width;
+    const std::vector<int64_t> ids(blocks, blocks + (context + block_size_ - 1) / block_size_);
     const at::Tensor block_ids = at::tensor(ids, index_options);
     // [blocks, block_size, Hkv, D] -> [1, Hkv, context, D]
     auto gather = [&](const at::Tensor& cache) {

@@ -42,11 +42,12 @@ struct StepAttention {
   // written and its row read in one kernel (TryRotateAppendAndAttend).
   bool one_token_per_row = false;
   // Host copy of the layout for the gathering path: row r's tokens are
-  // [row_token_begin[r], row_token_begin[r + 1]), it has row_context[r] positions
-  // after the step, in blocks row_blocks[r].
+  // [row_token_begin[r], row_token_begin[r + 1]) (none is fine), it has row_context[r]
+  // positions after the step, in the blocks listed first in row r of
+  // host_block_tables (block_tables on the host, [R * block_tables.size(1)]).
   std::vector<int64_t> row_token_begin;
   std::vector<int64_t> row_context;
-  std::vector<std::vector<BlockId>> row_blocks;
+  std::vector<BlockId> host_block_tables;
 };
 
 class PagedKvCache final : public models::KvCache {

@@ -27,7 +27,10 @@ StepPlan Scheduler::Schedule() {
     if (ScheduleRunning(i, &budget, &plan)) ++i;
   }
   if (plan.num_preempted == 0) {
-    while (!waiting_.empty() && budget > 0 && AdmitWaiting(&budget, &plan)) {
+    // Seats: running sequences plus the forks their leaders will add.
+    int64_t seats = 0;
+    for (const auto& running : running_) seats += 1 + running->pending_forks;
+    while (!waiting_.empty() && budget > 0 && AdmitWaiting(&budget, &seats, &plan)) {
     }
   }
   return plan;
@@ -52,12 +55,10 @@ bool Scheduler::ScheduleRunning(size_t index, int64_t* budget, StepPlan* plan) {
   return true;
 }
 
-bool Scheduler::AdmitWaiting(int64_t* budget, StepPlan* plan) {
+bool Scheduler::AdmitWaiting(int64_t* budget, int64_t* seats, StepPlan* plan) {
   Sequence* sequence = waiting_.front().get();
-  // Seats: running sequences plus the forks their leaders will add.
-  int64_t seats = 1 + sequence->pending_forks;
-  for (const auto& running : running_) seats += 1 + running->pending_forks;
-  if (seats > options_.max_num_seqs) return false;
+  const int64_t wanted = 1 + sequence->pending_forks;
+  if (*seats + wanted > options_.max_num_seqs) return false;
   if (sequence->num_computed == 0) {
     sequence->num_computed = blocks_->MatchCachedPrefix(sequence->blocks, sequence->tokens);
   }
@@ -74,6 +75,7 @@ bool Scheduler::AdmitWaiting(int64_t* budget, StepPlan* plan) {
   const bool grown = blocks_->Grow(sequence->blocks, new_length, &plan->copies);
   ROLLOUT_CHECK(grown);
   sequence->status = SequenceStatus::kRunning;
+  *seats += wanted;
   running_.push_back(std::move(waiting_.front()));
   waiting_.pop_front();
   AddChunk(sequence, take, plan);
@@ -88,29 +90,33 @@ void Scheduler::AddChunk(Sequence* sequence, int64_t num_tokens, StepPlan* plan)
   chunk.num_tokens = num_tokens;
   if (chunk.start + num_tokens == static_cast<int64_t>(sequence->tokens.size())) {
     chunk.samplers.push_back(sequence);
-    // Group prefix sharing: the forks share every block, including the one this step
-    // finishes writing; their first token comes from the same logits row. They go
-    // right after their leader in running_, in sample order.
-    const size_t leader = static_cast<size_t>(
-        std::find_if(running_.begin(), running_.end(),
-                     [&](const auto& s) { return s.get() == sequence; }) -
-        running_.begin());
-    ROLLOUT_CHECK(leader < running_.size());
-    for (; sequence->pending_forks > 0; --sequence->pending_forks) {
-      auto fork = std::make_unique<Sequence>(*sequence);
-      fork->id = next_id_++;
-      fork->sample = sequence->sample + sequence->pending_forks;
-      fork->pending_forks = 0;
-      fork->num_computed = static_cast<int64_t>(sequence->tokens.size());
-      fork->blocks = blocks_->Fork(sequence->blocks);
-      chunk.samplers.push_back(fork.get());
-      running_.insert(running_.begin() + static_cast<std::ptrdiff_t>(leader) + 1, std::move(fork));
-    }
-    std::sort(chunk.samplers.begin(), chunk.samplers.end(),
-              [](const Sequence* a, const Sequence* b) { return a->sample < b->sample; });
+    if (sequence->pending_forks > 0) Fork(sequence, &chunk);
   }
   plan->num_tokens += num_tokens;
   plan->chunks.push_back(std::move(chunk));
+}
+
+void Scheduler::Fork(Sequence* leader, ScheduledChunk* chunk) {
+  // Group prefix sharing: the forks share every block, including the one this step
+  // finishes writing; their first token comes from the same logits row. They go right
+  // after their leader in running_, in sample order.
+  const size_t position = static_cast<size_t>(
+      std::find_if(running_.begin(), running_.end(),
+                   [&](const auto& s) { return s.get() == leader; }) -
+      running_.begin());
+  ROLLOUT_CHECK(position < running_.size());
+  for (; leader->pending_forks > 0; --leader->pending_forks) {
+    auto fork = std::make_unique<Sequence>(*leader);
+    fork->id = next_id_++;
+    fork->sample = leader->sample + leader->pending_forks;
+    fork->pending_forks = 0;
+    fork->num_computed = static_cast<int64_t>(leader->tokens.size());
+    fork->blocks = blocks_->Fork(leader->blocks);
+    chunk->samplers.push_back(fork.get());
+    running_.insert(running_.begin() + static_cast<std::ptrdiff_t>(position) + 1, std::move(fork));
+  }
+  std::sort(chunk->samplers.begin(), chunk->samplers.end(),
+            [](const Sequence* a, const Sequence* b) { return a->sample < b->sample; });
 }
 
 void Scheduler::Preempt(size_t index) {

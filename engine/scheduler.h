@@ -84,9 +84,13 @@ class Scheduler {
   // Schedules up to `budget` tokens of a running sequence; false when it had to be
   // preempted itself.
   bool ScheduleRunning(size_t index, int64_t* budget, StepPlan* plan);
-  bool AdmitWaiting(int64_t* budget, StepPlan* plan);
+  // Admits the first waiting sequence if it fits; `seats` counts the running sequences
+  // and their pending forks, and grows by the admitted ones.
+  bool AdmitWaiting(int64_t* budget, int64_t* seats, StepPlan* plan);
   void Preempt(size_t index);
   void AddChunk(Sequence* sequence, int64_t num_tokens, StepPlan* plan);
+  // Forks a group leader that finishes its prefill in `chunk` into its pending samples.
+  void Fork(Sequence* leader, ScheduledChunk* chunk);
 
   SchedulerOptions options_;
   KvBlockManager* blocks_;

@@ -28,7 +28,6 @@ StepInputs LayOutStep(const StepPlan& plan, int64_t block_size) {
     step.block_tables.resize((row + 1) * step.max_blocks, 0);
     step.row_token_begin.push_back(static_cast<int64_t>(step.input_ids.size()));
     step.row_context.push_back(chunk.start + chunk.num_tokens);
-    step.row_blocks.push_back(blocks);
     step.decode_only &= chunk.num_tokens == 1 && chunk.samplers.size() == 1;
     for (const Sequence* sampler : chunk.samplers) {
       const SamplingParams& params = *sampler->params;

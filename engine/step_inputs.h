@@ -16,12 +16,11 @@ struct StepInputs {
   std::vector<int64_t> input_ids, positions, slot_mapping;
   std::vector<int32_t> token_rows;  // the token's chunk
   // Per chunk (R): block tables padded with 0 to `max_blocks` columns, and the
-  // host-side layout the gathering attention path uses.
-  std::vector<int32_t> block_tables;
+  // host-side layout the gathering attention path uses (engine/paged_kv_cache.h).
+  std::vector<BlockId> block_tables;
   int64_t max_blocks = 1;
   std::vector<int64_t> row_token_begin;  // R + 1
   std::vector<int64_t> row_context;
-  std::vector<std::vector<BlockId>> row_blocks;
   // Per sampler (S), in plan order.
   std::vector<int64_t> sample_rows;  // the token whose hidden state gives the logits
   std::vector<float> temperature, top_p, min_p;

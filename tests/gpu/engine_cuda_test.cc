@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "engine/engine.h"
+#include "engine/step_upload.h"
 #include "models/causal_lm.h"
 
 namespace rollout::engine {
@@ -92,6 +93,34 @@ TEST(EngineCuda, BFloat16Generates) {
       EXPECT_EQ(sample.tokens.size(), 24u);
       for (float lp : sample.log_probs) EXPECT_LE(lp, 0.f);
     }
+  }
+}
+
+// Uploads queued behind device work: the host packs the next step's arrays while earlier
+// copies still wait, so a pinned buffer reused before its copy ran would corrupt them.
+TEST(StepUploadCuda, QueuedUploadsKeepTheirOwnValues) {
+  const c10::Device device(c10::kCUDA, 0);
+  const at::Tensor busy = at::randn({4096, 4096}, at::TensorOptions().device(device));
+  at::Tensor product = busy;
+  for (int i = 0; i < 8; ++i) product = at::mm(product, busy);  // tens of ms of work
+  std::vector<std::vector<int64_t>> sent_values;
+  std::vector<at::Tensor> received;
+  for (int64_t step = 0; step < 64; ++step) {
+    std::vector<int64_t> values(1000 + step);
+    for (size_t i = 0; i < values.size(); ++i) values[i] = step * 100000 + static_cast<int64_t>(i);
+    const std::vector<float> floats = {static_cast<float>(step)};
+    StepUpload upload;
+    upload.Add(values);
+    upload.Add(floats);
+    const std::vector<at::Tensor> sent = upload.Send(device);
+    ASSERT_TRUE(sent[0].is_cuda());
+    received.push_back(sent[0]);
+    sent_values.push_back(values);
+  }
+  for (size_t step = 0; step < received.size(); ++step) {
+    const at::Tensor host = received[step].to(at::kCPU);
+    const std::vector<int64_t> got(host.data_ptr<int64_t>(), host.data_ptr<int64_t>() + host.numel());
+    EXPECT_EQ(got, sent_values[step]) << "upload " << step;
   }
 }
 

@@ -59,18 +59,16 @@ at::Tensor RunOn(c10::Device device, const Shape& shape, at::ScalarType dtype, i
     attention.positions = at::tensor(positions, at::kLong).to(device);
     attention.token_rows = at::tensor(std::vector<int32_t>(rows.begin(), rows.end()), at::kInt).to(device);
     attention.block_tables = at::tensor(tables, at::kInt).view({2, width}).to(device);
-    // Host layout for the CPU path: tokens of a row are consecutive.
+    // Host layout for the CPU path: tokens of a row are consecutive; a row may have none.
     attention.row_token_begin = {0};
     for (int row = 0; row < 2; ++row) {
       const int64_t count = std::count(rows.begin(), rows.end(), row);
-      if (count == 0) continue;
       attention.row_token_begin.push_back(attention.row_token_begin.back() + count);
-      int64_t last = 0;
+      int64_t last = -1;
       for (size_t i = 0; i < rows.size(); ++i) if (rows[i] == row) last = positions[i];
       attention.row_context.push_back(last + 1);
-      const int64_t used = last / block_size + 1;
-      attention.row_blocks.emplace_back(tables.begin() + row * width, tables.begin() + row * width + used);
     }
+    attention.host_block_tables = tables;
     at::Generator generator = at::detail::createCPUGenerator(seed + rows.size());
     const int64_t n = static_cast<int64_t>(rows.size());
     const at::Tensor q = at::randn({n, shape.q_heads, shape.head_dim}, generator).to(shape.dtype).to(options);
