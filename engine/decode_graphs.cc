@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "common/check.h"
+#include "engine/input_ids.h"
 
 namespace rollout::engine {
 
@@ -19,23 +20,33 @@ struct DecodeGraphs::Graph {
   SampledTokens outputs;
 };
 
+namespace {
+
+constexpr int64_t kLongRows = 6, kFloatRows = 3;
+
+}  // namespace
+
 DecodeGraphs::DecodeGraphs(const models::CausalLM& model, PagedKvCache* cache, int64_t max_batch,
-                           int64_t max_table_width)
+                           int64_t max_table_width, const at::Tensor& last_samples)
     : model_(model),
       cache_(cache),
       max_batch_(PaddedBatch(max_batch)),
-      max_table_width_(max_table_width) {
+      max_table_width_(max_table_width),
+      last_samples_(last_samples) {
   ROLLOUT_CHECK(cache->uses_kernel());
-  // One staging layout on both sides: longs [5, B] int64 | floats [3, B] float32 |
+  ROLLOUT_CHECK(last_samples.size(0) >= max_batch_ && last_samples.scalar_type() == at::kLong);
+  // One staging layout on both sides: longs [6, B] int64 | floats [3, B] float32 |
   // ints [1 + B + B * width] int32 — the block tables last, so a step copies only the
   // rows it uses.
   const int64_t b = max_batch_;
-  const int64_t bytes = 40 * b + 12 * b + 4 * (1 + b + b * max_table_width_);
+  const int64_t long_bytes = 8 * kLongRows * b, float_bytes = 4 * kFloatRows * b;
+  const int64_t bytes = long_bytes + float_bytes + 4 * (1 + b + b * max_table_width_);
   staging_ = at::zeros({bytes}, at::TensorOptions().dtype(at::kByte).device(model.device()));
   host_staging_ = at::zeros({bytes}, at::TensorOptions().dtype(at::kByte).pinned_memory(true));
-  longs_ = staging_.narrow(0, 0, 40 * b).view(at::kLong).view({5, b});
-  floats_ = staging_.narrow(0, 40 * b, 12 * b).view(at::kFloat).view({3, b});
-  ints_ = staging_.narrow(0, 52 * b, bytes - 52 * b).view(at::kInt);
+  longs_ = staging_.narrow(0, 0, long_bytes).view(at::kLong).view({kLongRows, b});
+  floats_ = staging_.narrow(0, long_bytes, float_bytes).view(at::kFloat).view({kFloatRows, b});
+  ints_ = staging_.narrow(0, long_bytes + float_bytes, bytes - long_bytes - float_bytes)
+              .view(at::kInt);
   top_k_ = at::full({b}, -1, at::TensorOptions().dtype(at::kLong).device(model.device()));
   const c10::cuda::MempoolId_t pool = at::cuda::graph_pool_handle();
   pool_ = {pool.first, pool.second};
@@ -64,9 +75,10 @@ void DecodeGraphs::CopyInputs(const StepInputs& step, int64_t padded) {
   const int64_t batch = static_cast<int64_t>(step.sample_rows.size());
   const int64_t width = step.max_blocks;
   uint8_t* host = host_staging_.data_ptr<uint8_t>();
+  const int64_t long_bytes = 8 * kLongRows * b, float_bytes = 4 * kFloatRows * b;
   int64_t* longs = reinterpret_cast<int64_t*>(host);
-  float* floats = reinterpret_cast<float*>(host + 40 * b);
-  int32_t* ints = reinterpret_cast<int32_t*>(host + 52 * b);
+  float* floats = reinterpret_cast<float*>(host + long_bytes);
+  int32_t* ints = reinterpret_cast<int32_t*>(host + long_bytes + float_bytes);
   // Padded rows: token 0 at position 0, KV into the scratch slot, default sampling.
   for (int64_t i = 0; i < padded; ++i) {
     const bool real = i < batch;
@@ -75,6 +87,7 @@ void DecodeGraphs::CopyInputs(const StepInputs& step, int64_t padded) {
     longs[2 * b + i] = real ? step.slot_mapping[i] : cache_->scratch_slot();
     longs[3 * b + i] = real ? step.seed[i] : 0;
     longs[4 * b + i] = real ? step.draw[i] : 0;
+    longs[5 * b + i] = real ? step.input_sources[i] : -1;
     floats[0 * b + i] = real ? step.temperature[i] : 1.f;
     floats[1 * b + i] = 1.f;  // top_p: off
     floats[2 * b + i] = 0.f;  // min_p: off
@@ -86,14 +99,15 @@ void DecodeGraphs::CopyInputs(const StepInputs& step, int64_t padded) {
   std::fill(tables + batch * width, tables + padded * width, 0);
   // Pinned source: an asynchronous copy, ordered before the replay on the stream. The
   // buffer is rewritten only after the step's results were fetched.
-  const int64_t used = 52 * b + 4 * (1 + b + padded * width);
+  const int64_t used = long_bytes + float_bytes + 4 * (1 + b + padded * width);
   staging_.narrow(0, 0, used).copy_(host_staging_.narrow(0, 0, used), /*non_blocking=*/true);
 }
 
 SampledTokens DecodeGraphs::Forward(const StepAttention& attention, int64_t padded) {
   cache_->BeginStep(&attention);
-  const at::Tensor hidden =
-      model_.ForwardStep(longs_[0].narrow(0, 0, padded), attention.positions, *cache_);
+  const at::Tensor ids = ResolveInputIds(longs_[0].narrow(0, 0, padded),
+                                         longs_[5].narrow(0, 0, padded), last_samples_);
+  const at::Tensor hidden = model_.ForwardStep(ids, attention.positions, *cache_);
   cache_->BeginStep(nullptr);
   SamplingTensors params;
   params.temperature = floats_[0].narrow(0, 0, padded);

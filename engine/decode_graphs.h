@@ -1,9 +1,10 @@
 // CUDA graphs of the decode step (CUDA builds only): every sequence computes one token
 // and samples one, so a step is the same kernels for a given batch size. The graph of
 // a padded batch size (1, 2, 4, 8, then multiples of 8) is captured on first use —
-// forward, LM head and the fused sampler — and replayed with the step's inputs copied
-// into static device buffers: a few host-to-device copies and one launch instead of
-// hundreds of kernel launches.
+// input ids (pending ones read from the previous step's samples), forward, LM head and
+// the fused sampler — and replayed with the step's inputs copied into static device
+// buffers: one host-to-device copy and one launch instead of hundreds of kernel
+// launches.
 //
 // Padded rows compute a dummy token at position 0 and write its KV into the cache's
 // scratch block; their samples are ignored. Steps with top-k/top-p/min-p rows, prefill
@@ -25,8 +26,10 @@ class DecodeGraphs {
  public:
   // `model` and `cache` (which must use the paged attention kernel) outlive this.
   // Serves batches up to `max_batch` with block tables up to `max_table_width` wide.
+  // `last_samples` ([>= max_batch] int64, device, a fixed buffer) holds the previous
+  // step's sampled tokens when a step runs (engine/model_runner.h).
   DecodeGraphs(const models::CausalLM& model, PagedKvCache* cache, int64_t max_batch,
-               int64_t max_table_width);
+               int64_t max_table_width, const at::Tensor& last_samples);
   ~DecodeGraphs();
 
   bool Serves(const StepInputs& step) const;
@@ -48,11 +51,13 @@ class DecodeGraphs {
   // single copy per step (layout in the constructor).
   at::Tensor staging_;       // uint8, device
   at::Tensor host_staging_;  // uint8, pinned host
-  at::Tensor longs_;   // [5, max_batch] int64: input ids, positions, cache slots, seeds, draws
+  // [6, max_batch] int64: input ids, positions, cache slots, seeds, draws, input sources
+  at::Tensor longs_;
   at::Tensor floats_;  // [3, max_batch] float32: temperature, top_p, min_p
   // [0] table width, then token rows [max_batch], then tables [max_batch * width].
   at::Tensor ints_;    // int32
   at::Tensor top_k_;   // [max_batch] int64, -1 (the fast path ignores it)
+  at::Tensor last_samples_;
   std::map<int64_t, std::unique_ptr<Graph>> graphs_;
   std::pair<unsigned long long, unsigned long long> pool_;  // shared graph memory pool
 };

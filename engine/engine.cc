@@ -5,9 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <optional>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/check.h"
 #include "engine/kv_block_manager.h"
 #include "engine/model_runner.h"
 #include "engine/paged_kv_cache.h"
@@ -81,6 +83,7 @@ Engine::Engine(const models::CausalLM& model, const models::Tokenizer* tokenizer
   ModelRunnerOptions runner_options;
   runner_options.enforce_eager = options.enforce_eager;
   runner_options.max_batch = std::min<int64_t>(options.max_num_seqs, kMaxGraphBatch);
+  runner_options.max_samples = options.max_num_seqs;
   runner_ = std::make_unique<ModelRunner>(model, cache_.get(), runner_options);
   stats_.num_blocks = num_blocks;
   stats_.block_size = options.block_size;
@@ -159,14 +162,18 @@ void Engine::Enqueue(absl::Span<const GenerationRequest> requests, Scheduler& sc
       sequence->tokens = request.prompt;
       sequence->prompt_length = static_cast<int64_t>(request.prompt.size());
       sequence->pending_forks = share ? request.params.n - 1 : 0;
+      sequence->max_length = std::min(sequence->prompt_length + request.params.max_tokens,
+                                      model_.config().max_position_embeddings);
       scheduler.Add(std::move(sequence));
     }
   }
 }
 
-FinishReason Engine::AppendToken(Sequence& sequence, int32_t token, float log_prob,
-                                 StopCheckers& stop_checkers) const {
-  sequence.tokens.push_back(token);
+FinishReason Engine::ApplyToken(Sequence& sequence, int32_t token, float log_prob,
+                                StopCheckers& stop_checkers) const {
+  int32_t& slot = sequence.tokens.at(sequence.prompt_length + sequence.log_probs.size());
+  ROLLOUT_CHECK(slot == kPendingToken) << "sequence " << sequence.id << " has no pending token";
+  slot = token;
   sequence.log_probs.push_back(log_prob);
   const SamplingParams& params = *sequence.params;
   auto contains = [token](const std::vector<int32_t>& ids) {
@@ -178,11 +185,8 @@ FinishReason Engine::AppendToken(Sequence& sequence, int32_t token, float log_pr
       stop_checkers.try_emplace(&sequence, *tokenizer_, params.stop).first->second.Add(token)) {
     return FinishReason::kStop;
   }
-  if (sequence.num_output() >= params.max_tokens ||
-      static_cast<int64_t>(sequence.tokens.size()) >= model_.config().max_position_embeddings) {
-    return FinishReason::kLength;
-  }
-  return FinishReason::kNone;
+  const int64_t known = sequence.prompt_length + static_cast<int64_t>(sequence.log_probs.size());
+  return known >= sequence.max_length ? FinishReason::kLength : FinishReason::kNone;
 }
 
 Completion Engine::MakeCompletion(Sequence& done, StopCheckers& stop_checkers) const {
@@ -197,6 +201,55 @@ Completion Engine::MakeCompletion(Sequence& done, StopCheckers& stop_checkers) c
     completion.text = tokenizer_->Decode(completion.tokens, /*skip_special_tokens=*/true);
   }
   return completion;
+}
+
+struct Engine::InFlightStep {
+  StepPlan plan;
+  LaunchedStep samples;
+  bool computes_prompt = false;  // some chunk computes prompt tokens
+  double launch_seconds = 0;     // host time spent launching it
+};
+
+Engine::InFlightStep Engine::Launch(StepPlan plan) {
+  InFlightStep step;
+  step.samples = runner_->Launch(plan);
+  // The samplers' next tokens exist only on the device until the step is applied.
+  int32_t index = 0;
+  for (const ScheduledChunk& chunk : plan.chunks) {
+    step.computes_prompt |= chunk.start < chunk.sequence->prompt_length;
+    const int64_t prompt_end =
+        std::min(chunk.sequence->prompt_length, chunk.start + chunk.num_tokens);
+    stats_.prompt_tokens_computed += std::max<int64_t>(0, prompt_end - chunk.start);
+    for (Sequence* sampler : chunk.samplers) {
+      sampler->tokens.push_back(kPendingToken);
+      sampler->pending_source = index++;
+    }
+  }
+  ++stats_.steps;
+  stats_.preemptions += plan.num_preempted;
+  stats_.peak_used_blocks = std::max<int64_t>(stats_.peak_used_blocks, blocks_->num_used_blocks());
+  if (step.computes_prompt) ++stats_.prefill_steps;
+  step.plan = std::move(plan);
+  return step;
+}
+
+void Engine::Apply(const StepPlan& plan, const SampledStep& sampled, Scheduler& scheduler,
+                   StopCheckers& stop_checkers) {
+  size_t index = 0;
+  for (const ScheduledChunk& chunk : plan.chunks) {
+    for (Sequence* sequence : chunk.samplers) {
+      const size_t i = index++;
+      // Finished while this step ran: its row computed past the sequence's end.
+      if (sequence->status == SequenceStatus::kFinished) continue;
+      ++stats_.output_tokens;
+      const FinishReason reason =
+          ApplyToken(*sequence, sampled.tokens[i], sampled.log_probs[i], stop_checkers);
+      if (reason == FinishReason::kNone) continue;
+      // A draw of the step launched after this one is void.
+      sequence->tokens.resize(sequence->prompt_length + sequence->log_probs.size());
+      scheduler.Finish(sequence, reason);
+    }
+  }
 }
 
 absl::StatusOr<std::vector<RequestOutput>> Engine::Generate(
@@ -216,45 +269,46 @@ absl::StatusOr<std::vector<RequestOutput>> Engine::Generate(
   }
 
   StopCheckers stop_checkers;
+  // Steps run one ahead: step k + 1 is planned and launched before step k's samples are
+  // applied, so the device has work while the host handles them.
+  std::optional<InFlightStep> in_flight;
+  // Sequences that finished in the last iteration: the step in flight may name them.
+  std::vector<std::unique_ptr<Sequence>> recently_finished;
   while (scheduler.HasUnfinished()) {
     auto start = std::chrono::steady_clock::now();
     auto lap = [&start](double* total) {
       const auto now = std::chrono::steady_clock::now();
-      *total += std::chrono::duration<double>(now - start).count();
+      const double seconds = std::chrono::duration<double>(now - start).count();
       start = now;
+      *total += seconds;
+      return seconds;
     };
-    const StepPlan plan = scheduler.Schedule();
-    if (plan.empty()) return absl::InternalError("the scheduler found no work it could fit");
+    StepPlan plan = scheduler.Schedule();
+    if (plan.empty() && !in_flight) {
+      return absl::InternalError("the scheduler found no work it could fit");
+    }
     lap(&stats_.schedule_seconds);
-    const double model_before = stats_.model_seconds;
-    const SampledStep sampled = runner_->Run(plan);
-    lap(&stats_.model_seconds);
-    if (std::any_of(plan.chunks.begin(), plan.chunks.end(), [](const ScheduledChunk& chunk) {
-          return chunk.start < chunk.sequence->prompt_length;
-        })) {
-      stats_.prefill_step_seconds += stats_.model_seconds - model_before;
-      ++stats_.prefill_steps;
+    std::optional<InFlightStep> launched;
+    if (!plan.empty()) {
+      launched = Launch(std::move(plan));
+      launched->launch_seconds = lap(&stats_.model_seconds);
     }
-    scheduler.CompleteStep(plan);
-    ++stats_.steps;
-    stats_.preemptions += plan.num_preempted;
-    stats_.peak_used_blocks = std::max<int64_t>(stats_.peak_used_blocks, blocks_->num_used_blocks());
-    size_t index = 0;
-    for (const ScheduledChunk& chunk : plan.chunks) {
-      const int64_t prompt_end = std::min(chunk.sequence->prompt_length, chunk.start + chunk.num_tokens);
-      stats_.prompt_tokens_computed += std::max<int64_t>(0, prompt_end - chunk.start);
-      for (Sequence* sequence : chunk.samplers) {
-        const FinishReason reason = AppendToken(*sequence, sampled.tokens[index],
-                                                sampled.log_probs[index], stop_checkers);
-        ++index;
-        if (reason != FinishReason::kNone) scheduler.Finish(sequence, reason);
+    if (in_flight) {
+      const SampledStep sampled = in_flight->samples.Wait();
+      const double wait_seconds = lap(&stats_.model_seconds);
+      if (in_flight->computes_prompt) {
+        stats_.prefill_step_seconds += in_flight->launch_seconds + wait_seconds;
       }
+      Apply(in_flight->plan, sampled, scheduler, stop_checkers);
     }
-    stats_.output_tokens += static_cast<int64_t>(index);
-    for (std::unique_ptr<Sequence>& done : scheduler.TakeFinished()) {
+    if (launched) scheduler.CompleteStep(launched->plan);
+    in_flight = std::move(launched);
+    std::vector<std::unique_ptr<Sequence>> finished = scheduler.TakeFinished();
+    for (std::unique_ptr<Sequence>& done : finished) {
       outputs[done->request].samples[done->sample] = MakeCompletion(*done, stop_checkers);
       ++finished_samples;
     }
+    recently_finished = std::move(finished);  // the older ones: no step names them now
     lap(&stats_.output_seconds);
     if (progress) progress(finished_samples, total_samples);
   }

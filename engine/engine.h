@@ -8,7 +8,10 @@
 //
 // The engine borrows the model (colocated with the actor: no weight copy) and owns
 // the KV cache, sized once at creation. Generate() runs until every sample finished;
-// one call at a time (not thread-safe).
+// one call at a time (not thread-safe). Steps are pipelined: the host plans and
+// launches step k + 1 before it fetches step k's tokens (those feed step k + 1 on the
+// device), so the device does not wait for the host's bookkeeping. A sample that ends
+// at step k (EOS, stop) has one more row computed in step k + 1, which is dropped.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +34,9 @@ class KvBlockManager;
 class ModelRunner;
 class PagedKvCache;
 class Scheduler;
+struct SampledStep;
 struct Sequence;
+struct StepPlan;
 
 // verl's rollout.* keys where they exist.
 struct EngineOptions {
@@ -77,8 +82,9 @@ struct EngineStats {
   int64_t peak_used_blocks = 0;
   int64_t num_blocks = 0;
   int64_t block_size = 0;
-  // Where Generate() spends its time: scheduling, the model step (ends by fetching the
-  // sampled tokens, so device time is in it) and output handling.
+  // Where Generate()'s host time goes: scheduling, the model (launching steps and
+  // waiting for their samples, so device time the host could not overlap is in it) and
+  // output handling.
   double schedule_seconds = 0, model_seconds = 0, output_seconds = 0;
   // The model time of steps that compute prompt tokens (prefill chunks, possibly mixed
   // with decode tokens), and how many such steps there were.
@@ -120,9 +126,18 @@ class Engine {
   absl::Status Validate(absl::Span<const GenerationRequest> requests) const;
   // One sequence per sample, or one group leader per request when sharing.
   void Enqueue(absl::Span<const GenerationRequest> requests, Scheduler& scheduler) const;
-  // Appends a sampled token; the reason the sequence ends with it, or kNone.
-  FinishReason AppendToken(Sequence& sequence, int32_t token, float log_prob,
-                           StopCheckers& stop_checkers) const;
+  // A launched step whose samples the host has not applied yet (engine.cc).
+  struct InFlightStep;
+  // Launches the plan's step and marks its samplers' next tokens pending.
+  InFlightStep Launch(StepPlan plan);
+  // Applies a step's samples (one per sampler of `plan`, in order): tokens, log-probs,
+  // finished samples.
+  void Apply(const StepPlan& plan, const SampledStep& sampled, Scheduler& scheduler,
+             StopCheckers& stop_checkers);
+  // Fills in the sequence's first pending token; the reason the sequence ends with it,
+  // or kNone.
+  FinishReason ApplyToken(Sequence& sequence, int32_t token, float log_prob,
+                          StopCheckers& stop_checkers) const;
   Completion MakeCompletion(Sequence& done, StopCheckers& stop_checkers) const;
 
   const models::CausalLM& model_;

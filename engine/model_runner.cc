@@ -4,22 +4,43 @@
 #include <c10/core/GradMode.h>
 
 #include <algorithm>
+#include <memory>
 #include <utility>
 
+#include "common/check.h"
 #include "engine/decode_graphs.h"  // defined in CUDA builds only
+#include "engine/input_ids.h"
 #include "engine/step_upload.h"
+
+#ifdef ROLLOUT_WITH_CUDA
+#include <ATen/cuda/CUDAContext.h>
+#include <ATen/cuda/CUDAEvent.h>
+#endif
 
 namespace rollout::engine {
 
+SampledStep LaunchedStep::Wait() {
+  if (copied_) copied_();
+  SampledStep out;
+  const int64_t* tokens = tokens_.data_ptr<int64_t>();
+  const float* log_probs = log_probs_.data_ptr<float>();
+  out.tokens.assign(tokens, tokens + tokens_.size(0));
+  out.log_probs.assign(log_probs, log_probs + log_probs_.size(0));
+  return out;
+}
+
 ModelRunner::ModelRunner(const models::CausalLM& model, PagedKvCache* cache,
                          const ModelRunnerOptions& options)
-    : model_(model), cache_(cache) {
+    : model_(model),
+      cache_(cache),
+      last_samples_(at::zeros({options.max_samples},
+                              at::TensorOptions().dtype(at::kLong).device(model.device()))) {
 #ifdef ROLLOUT_WITH_CUDA
   if (!options.enforce_eager && cache->uses_kernel()) {
     const int64_t positions = model.config().max_position_embeddings;
     const int64_t width = std::min(cache->num_blocks(),
                                    (positions + cache->block_size() - 1) / cache->block_size());
-    graphs_ = {new DecodeGraphs(model, cache, options.max_batch, width),
+    graphs_ = {new DecodeGraphs(model, cache, options.max_batch, width, last_samples_),
                [](DecodeGraphs* graphs) { delete graphs; }};
   }
 #endif
@@ -29,7 +50,8 @@ ModelRunner::~ModelRunner() = default;
 
 SampledTokens ModelRunner::RunEager(StepInputs host) {
   StepUpload upload;
-  const size_t input_ids = upload.Add(host.input_ids), positions = upload.Add(host.positions);
+  const size_t input_ids = upload.Add(host.input_ids), sources = upload.Add(host.input_sources);
+  const size_t positions = upload.Add(host.positions);
   const size_t slots = upload.Add(host.slot_mapping), rows = upload.Add(host.token_rows);
   const size_t tables = upload.Add(host.block_tables), sample_rows = upload.Add(host.sample_rows);
   const size_t temperature = upload.Add(host.temperature), top_k = upload.Add(host.top_k);
@@ -48,7 +70,10 @@ SampledTokens ModelRunner::RunEager(StepInputs host) {
   attention.host_block_tables = std::move(host.block_tables);  // sent above
 
   cache_->BeginStep(&attention);
-  const at::Tensor hidden = model_.ForwardStep(sent[input_ids], attention.positions, *cache_);
+  const at::Tensor ids = host.any_pending_input
+                             ? ResolveInputIds(sent[input_ids], sent[sources], last_samples_)
+                             : sent[input_ids];
+  const at::Tensor hidden = model_.ForwardStep(ids, attention.positions, *cache_);
   cache_->BeginStep(nullptr);
   const at::Tensor logits = model_.Logits(hidden.index_select(0, sent[sample_rows]));
   SamplingTensors params;
@@ -62,24 +87,39 @@ SampledTokens ModelRunner::RunEager(StepInputs host) {
   return SampleTokens(logits, params);
 }
 
-SampledStep ModelRunner::Run(const StepPlan& plan) {
+LaunchedStep ModelRunner::Launch(const StepPlan& plan) {
   c10::NoGradGuard no_grad;
   StepInputs step = LayOutStep(plan, cache_->block_size());
+  ROLLOUT_CHECK(static_cast<int64_t>(step.sample_rows.size()) <= last_samples_.size(0))
+      << "a step with " << step.sample_rows.size() << " samplers; the runner keeps "
+      << last_samples_.size(0);
   cache_->CopyBlocks(plan.copies);
 #ifdef ROLLOUT_WITH_CUDA
-  const SampledTokens sampled =
-      graphs_ != nullptr && graphs_->Serves(step) ? graphs_->Run(step) : RunEager(std::move(step));
-#else
-  const SampledTokens sampled = RunEager(std::move(step));
+  if (graphs_ != nullptr && graphs_->Serves(step)) return Return(graphs_->Run(step));
 #endif
-  const at::Tensor tokens = sampled.tokens.to(at::kCPU);
-  const at::Tensor log_probs = sampled.log_probs.to(at::kCPU);
-  const int64_t* token_data = tokens.data_ptr<int64_t>();
-  const float* log_prob_data = log_probs.data_ptr<float>();
-  SampledStep out;
-  out.tokens.assign(token_data, token_data + tokens.size(0));
-  out.log_probs.assign(log_prob_data, log_prob_data + tokens.size(0));
-  return out;
+  return Return(RunEager(std::move(step)));
+}
+
+LaunchedStep ModelRunner::Return(const SampledTokens& sampled) {
+  const int64_t count = sampled.tokens.size(0);
+  last_samples_.narrow(0, 0, count).copy_(sampled.tokens);
+  LaunchedStep launched;
+  if (!sampled.tokens.is_cuda()) {
+    launched.tokens_ = sampled.tokens.contiguous();
+    launched.log_probs_ = sampled.log_probs.contiguous();
+    return launched;
+  }
+#ifdef ROLLOUT_WITH_CUDA
+  const at::TensorOptions pinned = at::TensorOptions().pinned_memory(true);
+  launched.tokens_ = at::empty({count}, pinned.dtype(at::kLong));
+  launched.log_probs_ = at::empty({count}, pinned.dtype(at::kFloat));
+  launched.tokens_.copy_(sampled.tokens, /*non_blocking=*/true);
+  launched.log_probs_.copy_(sampled.log_probs, /*non_blocking=*/true);
+  auto copied = std::make_shared<at::cuda::CUDAEvent>();
+  copied->record(at::cuda::getCurrentCUDAStream());
+  launched.copied_ = [copied] { copied->synchronize(); };
+#endif
+  return launched;
 }
 
 }  // namespace rollout::engine

@@ -38,6 +38,8 @@ StepPlan Scheduler::Schedule() {
 
 bool Scheduler::ScheduleRunning(size_t index, int64_t* budget, StepPlan* plan) {
   Sequence* sequence = running_[index].get();
+  // At its length cap the sequence only waits for its last token to be fetched.
+  if (static_cast<int64_t>(sequence->tokens.size()) >= sequence->max_length) return true;
   const int64_t needed = static_cast<int64_t>(sequence->tokens.size()) - sequence->num_computed;
   const int64_t take = std::min(needed, *budget);
   if (take <= 0) return true;
@@ -131,6 +133,8 @@ void Scheduler::Preempt(size_t index) {
 
 void Scheduler::CompleteStep(const StepPlan& plan) {
   for (const ScheduledChunk& chunk : plan.chunks) {
+    // Finished while the step ran (its blocks are free): nothing to record.
+    if (chunk.sequence->status == SequenceStatus::kFinished) continue;
     const int64_t computed = chunk.start + chunk.num_tokens;
     chunk.sequence->num_computed = computed;
     blocks_->RegisterComputedBlocks(chunk.sequence->blocks, chunk.sequence->tokens, computed);

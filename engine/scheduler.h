@@ -14,9 +14,13 @@
 // blocks and sample from the same logits row (group prefix sharing).
 //
 // Every sequence must fit in the cache on its own (the engine checks at admission);
-// with that, some sequence always makes progress.
+// with that, some sequence always makes progress. A running sequence at its length cap
+// (Sequence::max_length) is not scheduled: it only waits for its last token.
 //
-// Not thread-safe. The engine calls Schedule(), runs the step, then CompleteStep().
+// Not thread-safe. The engine calls Schedule(), launches the step, then CompleteStep()
+// (before the next Schedule()). A sequence may finish between the two: the engine
+// learns a step's tokens only after it launched the next one (engine/engine.h), so a
+// plan can name sequences that finished since; CompleteStep() skips them.
 #pragma once
 
 #include <cstdint>
@@ -69,10 +73,11 @@ class Scheduler {
   int64_t num_waiting() const { return static_cast<int64_t>(waiting_.size()); }
   int64_t num_preemptions() const { return num_preemptions_; }
 
-  // The next step. Empty only when nothing is unfinished.
+  // The next step. Empty when nothing is unfinished, or when nothing can be computed
+  // before the launched steps' tokens are applied (running sequences at their cap).
   StepPlan Schedule();
   // Records that the plan's tokens were computed (their KV is written), and with prefix
-  // caching registers the newly full blocks. Call before appending sampled tokens.
+  // caching registers the newly full blocks (whose tokens must all be known by then).
   void CompleteStep(const StepPlan& plan);
   // Frees the sequence's blocks and moves it to the finished list. It must be one the
   // scheduler holds (running, or waiting after a preemption in the step it sampled in).

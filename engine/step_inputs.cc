@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "common/check.h"
+
 namespace rollout::engine {
 
 uint64_t SampleStream(uint64_t seed, int32_t sample) {
@@ -19,7 +21,12 @@ StepInputs LayOutStep(const StepPlan& plan, int64_t block_size) {
     const Sequence& sequence = *chunk.sequence;
     const std::vector<BlockId>& blocks = sequence.blocks.blocks;
     for (int64_t p = chunk.start; p < chunk.start + chunk.num_tokens; ++p) {
-      step.input_ids.push_back(sequence.tokens[p]);
+      const bool pending = sequence.tokens[p] == kPendingToken;
+      ROLLOUT_CHECK(!pending || p + 1 == static_cast<int64_t>(sequence.tokens.size()))
+          << "a pending token before the end of sequence " << sequence.id;
+      step.input_ids.push_back(pending ? 0 : sequence.tokens[p]);
+      step.input_sources.push_back(pending ? sequence.pending_source : -1);
+      step.any_pending_input |= pending;
       step.positions.push_back(p);
       step.slot_mapping.push_back(int64_t{blocks[p / block_size]} * block_size + p % block_size);
       step.token_rows.push_back(static_cast<int32_t>(row));

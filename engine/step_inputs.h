@@ -12,8 +12,11 @@
 namespace rollout::engine {
 
 struct StepInputs {
-  // Per token (N).
-  std::vector<int64_t> input_ids, positions, slot_mapping;
+  // Per token (N). A token still on the device (kPendingToken, engine/sequence.h) has
+  // input id 0 and its index among the previous step's samples in input_sources; the
+  // others have input source -1.
+  std::vector<int64_t> input_ids, input_sources, positions, slot_mapping;
+  bool any_pending_input = false;
   std::vector<int32_t> token_rows;  // the token's chunk
   // Per chunk (R): block tables padded with 0 to `max_blocks` columns, and the
   // host-side layout the gathering attention path uses (engine/paged_kv_cache.h).

@@ -9,14 +9,24 @@
 
 namespace rollout::models {
 
+namespace {
+
+// The norm's weight: [hidden] in the residual's dtype.
+void CheckNormWeight(const at::Tensor& weight, const at::Tensor& residual) {
+  const int64_t hidden = residual.size(-1);
+  TORCH_CHECK(weight.numel() == hidden && weight.scalar_type() == residual.scalar_type(),
+              "fused RMSNorm: weight must be [", hidden, "] ", residual.scalar_type());
+}
+
+}  // namespace
+
 std::pair<at::Tensor, at::Tensor> FusedAddRmsNorm(const at::Tensor& residual_in,
                                                   const at::Tensor& delta_in,
                                                   const at::Tensor& weight_in, double eps) {
   const at::Tensor residual = residual_in.contiguous();
   const at::Tensor weight = weight_in.contiguous();
   const int64_t hidden = residual.size(-1);
-  TORCH_CHECK(weight.numel() == hidden && weight.scalar_type() == residual.scalar_type(),
-              "fused RMSNorm: weight must be [", hidden, "] ", residual.scalar_type());
+  CheckNormWeight(weight, residual);
   const c10::cuda::CUDAGuard guard(residual.device());
   at::Tensor delta, sum = residual;
   if (delta_in.defined()) {
@@ -41,8 +51,7 @@ std::pair<at::Tensor, at::Tensor> FusedAddPartialsRmsNorm(const at::Tensor& resi
   const at::Tensor partials = partials_in.contiguous();
   const at::Tensor weight = weight_in.contiguous();
   const int64_t hidden = residual.size(-1), rows = residual.numel() / hidden;
-  TORCH_CHECK(weight.numel() == hidden && weight.scalar_type() == residual.scalar_type(),
-              "fused RMSNorm: weight must be [", hidden, "] ", residual.scalar_type());
+  CheckNormWeight(weight, residual);
   TORCH_CHECK(partials.dim() == 3 && partials.size(1) == rows && partials.size(2) == hidden &&
                   partials.scalar_type() == at::kFloat,
               "fused add + RMSNorm: partials must be float32 [S, ", rows, ", ", hidden, "], got ",

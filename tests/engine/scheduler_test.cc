@@ -134,6 +134,43 @@ TEST(Scheduler, RespectsMaxNumSeqsIncludingGroupSeats) {
 }
 
 // Random mixes; every step is checked against a shadow count of computed tokens.
+TEST(Scheduler, SequenceAtItsLengthCapWaitsForItsLastToken) {
+  Harness h(64, 4, Budget(8, 100));
+  Sequence* capped = h.Add(5, 1, 10);
+  capped->max_length = 6;  // one output token
+  Sequence* other = h.Add(5, 1, 10);
+  const StepPlan prefill = h.scheduler.Schedule();
+  ASSERT_EQ(prefill.chunks.size(), 2u);
+  h.scheduler.CompleteStep(prefill);
+  // The engine has launched the step: both samplers' tokens are still on the device.
+  capped->tokens.push_back(kPendingToken);
+  other->tokens.push_back(kPendingToken);
+  const StepPlan next = h.scheduler.Schedule();
+  ASSERT_EQ(next.chunks.size(), 1u);
+  EXPECT_EQ(next.chunks[0].sequence, other);
+  h.scheduler.Finish(capped, FinishReason::kLength);
+  h.scheduler.Finish(other, FinishReason::kEos);
+  EXPECT_EQ(h.blocks.num_used_blocks(), 0);
+}
+
+// The engine applies step k's samples after it launched step k + 1: a sequence can
+// finish (freeing its blocks) between Schedule() and CompleteStep() of a plan naming it.
+TEST(Scheduler, CompleteStepSkipsASequenceThatFinishedMeanwhile) {
+  Harness h(64, 4, Budget(8, 100), /*prefix_caching=*/true);
+  Sequence* ending = h.Add(9, 1, 10);
+  Sequence* going_on = h.Add(6, 1, 10);
+  h.Complete(h.scheduler.Schedule());
+  const StepPlan plan = h.scheduler.Schedule();
+  ASSERT_EQ(plan.chunks.size(), 2u);
+  h.scheduler.Finish(ending, FinishReason::kEos);
+  h.scheduler.CompleteStep(plan);
+  EXPECT_EQ(going_on->num_computed, 7);
+  EXPECT_EQ(h.scheduler.num_running(), 1);
+  EXPECT_EQ(h.scheduler.TakeFinished().size(), 1u);
+  h.scheduler.Finish(going_on, FinishReason::kEos);
+  EXPECT_EQ(h.blocks.num_used_blocks(), 0);
+}
+
 TEST(Scheduler, FuzzCompletesEverySampleWithoutLeakingBlocks) {
   for (uint32_t seed = 0; seed < 200; ++seed) {
     std::mt19937 rng(seed);
