@@ -42,7 +42,6 @@ DecodeGraphs::DecodeGraphs(const models::CausalLM& model, PagedKvCache* cache, i
   const int64_t long_bytes = 8 * kLongRows * b, float_bytes = 4 * kFloatRows * b;
   const int64_t bytes = long_bytes + float_bytes + 4 * (1 + b + b * max_table_width_);
   staging_ = at::zeros({bytes}, at::TensorOptions().dtype(at::kByte).device(model.device()));
-  host_staging_ = at::zeros({bytes}, at::TensorOptions().dtype(at::kByte).pinned_memory(true));
   longs_ = staging_.narrow(0, 0, long_bytes).view(at::kLong).view({kLongRows, b});
   floats_ = staging_.narrow(0, long_bytes, float_bytes).view(at::kFloat).view({kFloatRows, b});
   ints_ = staging_.narrow(0, long_bytes + float_bytes, bytes - long_bytes - float_bytes)
@@ -74,8 +73,15 @@ void DecodeGraphs::CopyInputs(const StepInputs& step, int64_t padded) {
   const int64_t b = max_batch_;
   const int64_t batch = static_cast<int64_t>(step.sample_rows.size());
   const int64_t width = step.max_blocks;
-  uint8_t* host = host_staging_.data_ptr<uint8_t>();
   const int64_t long_bytes = 8 * kLongRows * b, float_bytes = 4 * kFloatRows * b;
+  const int64_t used = long_bytes + float_bytes + 4 * (1 + b + padded * width);
+  // A pinned buffer of this step's own: the previous step's copy may not have run yet
+  // (steps are pipelined). PyTorch's caching host allocator reuses it only after the
+  // copy below ran. Entries past `padded` in each section are left unset: the graph of
+  // `padded` rows never reads them.
+  const at::Tensor host_staging =
+      at::empty({used}, at::TensorOptions().dtype(at::kByte).pinned_memory(true));
+  uint8_t* host = host_staging.data_ptr<uint8_t>();
   int64_t* longs = reinterpret_cast<int64_t*>(host);
   float* floats = reinterpret_cast<float*>(host + long_bytes);
   int32_t* ints = reinterpret_cast<int32_t*>(host + long_bytes + float_bytes);
@@ -97,10 +103,8 @@ void DecodeGraphs::CopyInputs(const StepInputs& step, int64_t padded) {
   int32_t* tables = ints + 1 + b;
   std::copy(step.block_tables.begin(), step.block_tables.end(), tables);
   std::fill(tables + batch * width, tables + padded * width, 0);
-  // Pinned source: an asynchronous copy, ordered before the replay on the stream. The
-  // buffer is rewritten only after the step's results were fetched.
-  const int64_t used = long_bytes + float_bytes + 4 * (1 + b + padded * width);
-  staging_.narrow(0, 0, used).copy_(host_staging_.narrow(0, 0, used), /*non_blocking=*/true);
+  // Asynchronous, ordered before the replay on the stream.
+  staging_.narrow(0, 0, used).copy_(host_staging, /*non_blocking=*/true);
 }
 
 SampledTokens DecodeGraphs::Forward(const StepAttention& attention, int64_t padded) {

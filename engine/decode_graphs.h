@@ -47,10 +47,9 @@ class DecodeGraphs {
   PagedKvCache* cache_;
   int64_t max_batch_;
   int64_t max_table_width_;
-  // Static inputs: views into one device buffer filled from a pinned host twin by a
-  // single copy per step (layout in the constructor).
-  at::Tensor staging_;       // uint8, device
-  at::Tensor host_staging_;  // uint8, pinned host
+  // Static inputs: views into one device buffer filled by a single copy per step from
+  // pinned host memory (layout in the constructor).
+  at::Tensor staging_;  // uint8, device
   // [6, max_batch] int64: input ids, positions, cache slots, seeds, draws, input sources
   at::Tensor longs_;
   at::Tensor floats_;  // [3, max_batch] float32: temperature, top_p, min_p

@@ -1,10 +1,14 @@
 // The rollout engine's CUDA path (paged attention kernel, on-device sampling) against
 // its CPU path on the tiny fixture in float32, plus a bfloat16 run.
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 
 #include <vector>
 
+#include "engine/decode_graphs.h"
 #include "engine/engine.h"
+#include "engine/paged_kv_cache.h"
 #include "engine/step_upload.h"
 #include "models/causal_lm.h"
 
@@ -94,6 +98,56 @@ TEST(EngineCuda, BFloat16Generates) {
       for (float lp : sample.log_probs) EXPECT_LE(lp, 0.f);
     }
   }
+}
+
+// Two decode steps replayed back to back behind queued device work, the host never
+// waiting in between (as the pipelined engine launches them): each sees its own inputs.
+// Both sequences are at position 0, so a step's greedy tokens depend only on its input
+// ids.
+TEST(DecodeGraphsCuda, QueuedStepsKeepTheirOwnInputs) {
+  c10::NoGradGuard no_grad;
+  const auto model = Load(c10::Device(c10::kCUDA, 0), at::kFloat);
+  const auto options = at::TensorOptions().dtype(at::kFloat).device(at::kCUDA, 0);
+  PagedKvCache cache(model->config(), 8, 16, options);
+  ASSERT_TRUE(cache.uses_kernel());
+  const at::Tensor last_samples = at::zeros({8}, at::TensorOptions().dtype(at::kLong).device(at::kCUDA, 0));
+  DecodeGraphs graphs(*model, &cache, 8, 4, last_samples);
+  auto step = [](std::vector<int64_t> ids) {
+    StepInputs s;
+    s.input_ids = ids;
+    s.input_sources = {-1, -1};
+    s.positions = {0, 0};
+    s.slot_mapping = {0, 16};
+    s.token_rows = {0, 1};
+    s.block_tables = {0, 1};
+    s.max_blocks = 1;
+    s.sample_rows = {0, 1};
+    s.temperature = {0.f, 0.f};
+    s.top_p = {1.f, 1.f};
+    s.min_p = {0.f, 0.f};
+    s.top_k = {0, 0};
+    s.seed = {1, 2};
+    s.draw = {0, 0};
+    return s;
+  };
+  // A step's result as one float tensor: tokens, then log-probs (both differ between
+  // the two steps' inputs). Copied on the stream, before the next replay overwrites it.
+  auto result = [](const SampledTokens& sampled) {
+    return at::cat({sampled.tokens.to(at::kFloat), sampled.log_probs});
+  };
+  const StepInputs first = step({11, 12}), second = step({300, 301});
+  ASSERT_TRUE(graphs.Serves(first));
+  const at::Tensor want_first = result(graphs.Run(first)).to(at::kCPU);
+  const at::Tensor want_second = result(graphs.Run(second)).to(at::kCPU);
+  ASSERT_FALSE(at::equal(want_first, want_second));
+
+  const at::Tensor busy = at::randn({4096, 4096}, options);
+  at::Tensor product = busy;
+  for (int i = 0; i < 8; ++i) product = at::mm(product, busy);  // tens of ms of work
+  const at::Tensor got_first = result(graphs.Run(first));
+  const at::Tensor got_second = result(graphs.Run(second));
+  EXPECT_TRUE(at::equal(got_first.to(at::kCPU), want_first));
+  EXPECT_TRUE(at::equal(got_second.to(at::kCPU), want_second));
 }
 
 // Uploads queued behind device work: the host packs the next step's arrays while earlier
