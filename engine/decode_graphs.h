@@ -26,8 +26,9 @@ class DecodeGraphs {
  public:
   // `model` and `cache` (which must use the paged attention kernel) outlive this.
   // Serves batches up to `max_batch` with block tables up to `max_table_width` wide.
-  // `last_samples` ([>= max_batch] int64, device, a fixed buffer) holds the previous
-  // step's sampled tokens when a step runs (engine/model_runner.h).
+  // `last_samples` ([S] int64, device, a fixed buffer) holds the previous step's sampled
+  // tokens when a step runs (engine/model_runner.h); a step's input sources index it.
+  // S may be smaller than a padded batch: padded rows read no source.
   DecodeGraphs(const models::CausalLM& model, PagedKvCache* cache, int64_t max_batch,
                int64_t max_table_width, const at::Tensor& last_samples);
   ~DecodeGraphs();

@@ -87,6 +87,10 @@ TEST(EngineCuda, CudaGraphDecodeMatchesEagerDecode) {
   eager.enforce_eager = true;
   ExpectSame(Generate(*gpu, 1.0), Generate(*gpu, 1.0, eager));
   ExpectSame(Generate(*gpu, 0.0), Generate(*gpu, 0.0, eager));
+  // Five sequences at most: graphs of padded batch 8, more rows than a step samples.
+  EngineOptions few;
+  few.max_num_seqs = 5;
+  ExpectSame(Generate(*gpu, 1.0, few), Generate(*gpu, 1.0, eager));
 }
 
 TEST(EngineCuda, BFloat16Generates) {
