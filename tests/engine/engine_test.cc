@@ -8,8 +8,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <memory>
+#include <set>
 #include <vector>
 
 namespace rollout::engine {
@@ -187,6 +189,67 @@ TEST_F(EngineTest, ChunkedPrefillKeepsOutputs) {
   auto engine = MakeEngine(chunked);
   ExpectSameOutputs(Run(*reference, requests), Run(*engine, requests));
   EXPECT_GT(engine->stats().steps, reference->stats().steps);
+}
+
+// Samples that stop at different steps while others go on (the engine learns a step's
+// tokens only after launching the next, so a stopping sample has one more row computed
+// and dropped): each ends exactly where its free run first draws a stop token, under an
+// ample cache, a tiny one (preemption), a small token budget (chunked prefill), without
+// group sharing and with prefix caching, and every block is free at the end.
+TEST_F(EngineTest, SamplesStoppingAtDifferentStepsKeepTheirOutputsUnderEveryBudget) {
+  EngineOptions ample;
+  ample.block_size = 4;
+  auto requests = SampledRequests(3, 20);
+  const std::vector<RequestOutput> free_run = Run(*MakeEngine(ample), requests);
+  std::vector<RequestOutput> want = free_run;
+  for (size_t r = 0; r < requests.size(); ++r) {
+    // Stop tokens from two samples at different depths; a sample stops at the first.
+    const int32_t early = free_run[r].samples[0].tokens[2 + r];
+    const int32_t late = free_run[r].samples[1].tokens[9 + r];
+    requests[r].params.stop_token_ids = {early, late};
+    for (Completion& sample : want[r].samples) {
+      const auto stop = std::find_first_of(sample.tokens.begin(), sample.tokens.end(),
+                                           requests[r].params.stop_token_ids.begin(),
+                                           requests[r].params.stop_token_ids.end());
+      if (stop == sample.tokens.end()) continue;
+      const size_t kept = static_cast<size_t>(stop - sample.tokens.begin()) + 1;
+      sample.tokens.resize(kept);
+      sample.log_probs.resize(kept);
+      sample.finish_reason = FinishReason::kStop;
+    }
+  }
+  std::vector<size_t> stopped_at;
+  for (const RequestOutput& request : want) {
+    for (const Completion& sample : request.samples) {
+      if (sample.finish_reason == FinishReason::kStop) stopped_at.push_back(sample.tokens.size());
+    }
+  }
+  // Early and late stops, and samples that run to max_tokens.
+  ASSERT_GE(std::set<size_t>(stopped_at.begin(), stopped_at.end()).size(), 3u);
+  ASSERT_LT(stopped_at.size(), 12u);
+  EngineOptions tiny = ample;
+  tiny.num_blocks = 14;
+  EngineOptions chunked = ample;
+  chunked.max_num_batched_tokens = 7;
+  EngineOptions unshared = ample;
+  unshared.share_group_prefix = false;
+  EngineOptions cached = ample;
+  cached.enable_prefix_caching = true;
+  int64_t preemptions = 0;
+  for (const EngineOptions& options : {ample, tiny, chunked, unshared, cached}) {
+    auto engine = MakeEngine(options);
+    const std::vector<RequestOutput> got = Run(*engine, requests);
+    ExpectSameOutputs(got, want);
+    for (size_t r = 0; r < got.size(); ++r) {
+      for (size_t i = 0; i < got[r].samples.size(); ++i) {
+        EXPECT_EQ(got[r].samples[i].finish_reason, want[r].samples[i].finish_reason)
+            << "request " << r << " sample " << i;
+      }
+    }
+    EXPECT_EQ(engine->used_blocks(), 0);
+    preemptions += engine->stats().preemptions;
+  }
+  EXPECT_GT(preemptions, 0);
 }
 
 TEST_F(EngineTest, PrefixCacheReusesPromptBlocksAcrossCalls) {
