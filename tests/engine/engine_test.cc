@@ -14,42 +14,15 @@
 #include <set>
 #include <vector>
 
+#include "tests/engine/tiny_engine_fixture.h"
+
 namespace rollout::engine {
 namespace {
 
 using ::testing::HasSubstr;
 
-constexpr char kFixture[] = "tests/data/tiny-qwen2";
-
-class EngineTest : public ::testing::Test {
+class EngineTest : public TinyEngineTest {
  protected:
-  static void SetUpTestSuite() {
-    auto model = models::CausalLM::Load(kFixture, models::LoadOptions());
-    ASSERT_TRUE(model.ok()) << model.status();
-    model_ = std::move(*model).release();
-    auto tokenizer = models::Tokenizer::Load(kFixture);
-    ASSERT_TRUE(tokenizer.ok()) << tokenizer.status();
-    tokenizer_ = std::move(*tokenizer).release();
-  }
-  static void TearDownTestSuite() {
-    delete model_;
-    delete tokenizer_;
-  }
-
-  // A small cache unless the test sizes it (the default CPU budget is 1 GiB).
-  static std::unique_ptr<Engine> MakeEngine(EngineOptions options) {
-    if (options.num_blocks == 0) options.num_blocks = 512;
-    auto engine = Engine::Create(*model_, tokenizer_, options);
-    EXPECT_TRUE(engine.ok()) << engine.status();
-    return engine.ok() ? std::move(*engine) : nullptr;
-  }
-
-  static std::vector<RequestOutput> Run(Engine& engine, const std::vector<GenerationRequest>& requests) {
-    auto outputs = engine.Generate(requests);
-    EXPECT_TRUE(outputs.ok()) << outputs.status();
-    return outputs.ok() ? *outputs : std::vector<RequestOutput>();
-  }
-
   // Greedy decoding by recomputing the whole sequence with CausalLM::Forward per token.
   static std::vector<int32_t> ReferenceGreedy(std::vector<int32_t> tokens, int64_t max_tokens) {
     c10::NoGradGuard no_grad;
@@ -65,12 +38,6 @@ class EngineTest : public ::testing::Test {
       tokens.push_back(next);
     }
     return out;
-  }
-
-  static std::vector<int32_t> Prompt(int64_t length, int32_t salt) {
-    std::vector<int32_t> prompt;
-    for (int64_t i = 0; i < length; ++i) prompt.push_back(static_cast<int32_t>(3 + (i * 37 + salt * 11) % 500));
-    return prompt;
   }
 
   // Sampled requests of assorted prompt lengths, n samples each, EOS ignored.
@@ -89,28 +56,7 @@ class EngineTest : public ::testing::Test {
     }
     return requests;
   }
-
-  static void ExpectSameOutputs(const std::vector<RequestOutput>& a,
-                                const std::vector<RequestOutput>& b) {
-    ASSERT_EQ(a.size(), b.size());
-    for (size_t r = 0; r < a.size(); ++r) {
-      ASSERT_EQ(a[r].samples.size(), b[r].samples.size());
-      for (size_t s = 0; s < a[r].samples.size(); ++s) {
-        EXPECT_EQ(a[r].samples[s].tokens, b[r].samples[s].tokens) << "request " << r << " sample " << s;
-        ASSERT_EQ(a[r].samples[s].log_probs.size(), b[r].samples[s].log_probs.size());
-        for (size_t t = 0; t < a[r].samples[s].log_probs.size(); ++t) {
-          EXPECT_NEAR(a[r].samples[s].log_probs[t], b[r].samples[s].log_probs[t], 1e-4);
-        }
-      }
-    }
-  }
-
-  static models::CausalLM* model_;
-  static models::Tokenizer* tokenizer_;
 };
-
-models::CausalLM* EngineTest::model_ = nullptr;
-models::Tokenizer* EngineTest::tokenizer_ = nullptr;
 
 TEST_F(EngineTest, GreedyMatchesFullForwardDecoding) {
   auto engine = MakeEngine(EngineOptions());
