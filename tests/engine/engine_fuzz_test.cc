@@ -1,175 +1,18 @@
-// The pipelined engine under random requests and random budgets (tiny Qwen2 fixture,
-// float32, CPU). Each trial draws prompts (some repeated, for the prefix cache),
-// sampling settings and stop tokens, runs them on an ample engine, checks that every
-// sample ends where its stop conditions say, and then asks engines with random block
-// sizes, cache sizes (down to one sample's need: preemption), sequence and token
-// budgets (chunked prefill), with and without group sharing and prefix caching, for the
-// same samples — twice on one engine, so the second call meets its prefix cache — and
-// for every block back at the end.
+// The pipelined engine under random requests and random budgets on the CPU (tiny Qwen2
+// fixture, float32): tests/engine/engine_fuzz.h says what each trial draws and checks.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cstdint>
-#include <random>
-#include <string>
-#include <vector>
-
-#include "engine/engine.h"
+#include "tests/engine/engine_fuzz.h"
 #include "tests/engine/tiny_engine_fixture.h"
 
 namespace rollout::engine {
 namespace {
 
-constexpr int kTrials = 30;
-constexpr int kBudgetsPerTrial = 3;
-
-class EngineFuzzTest : public TinyEngineTest {
- protected:
-  static int64_t Uniform(std::mt19937& rng, int64_t low, int64_t high) {
-    return std::uniform_int_distribution<int64_t>(low, high)(rng);
-  }
-
-  // 1-4 requests: prompts of 1-24 ids (a third repeat an earlier prompt, possibly
-  // extended), n 1-3, 1-12 new tokens, greedy or sampled with assorted filters, EOS
-  // honoured or ignored. No stop tokens yet.
-  static std::vector<GenerationRequest> RandomRequests(std::mt19937& rng) {
-    std::vector<GenerationRequest> requests(static_cast<size_t>(Uniform(rng, 1, 4)));
-    for (size_t i = 0; i < requests.size(); ++i) {
-      GenerationRequest& request = requests[i];
-      if (i > 0 && Uniform(rng, 0, 2) == 0) {
-        request.prompt = requests[static_cast<size_t>(Uniform(rng, 0, int64_t(i) - 1))].prompt;
-        const std::vector<int32_t> more = Prompt(Uniform(rng, 0, 6), static_cast<int32_t>(i));
-        request.prompt.insert(request.prompt.end(), more.begin(), more.end());
-      } else {
-        request.prompt = Prompt(Uniform(rng, 1, 24), static_cast<int32_t>(Uniform(rng, 0, 1000)));
-      }
-      SamplingParams& params = request.params;
-      params.n = static_cast<int32_t>(Uniform(rng, 1, 3));
-      params.max_tokens = Uniform(rng, 1, 12);
-      const double temperatures[] = {0.0, 0.7, 1.0};
-      params.temperature = temperatures[Uniform(rng, 0, 2)];
-      const int64_t top_ks[] = {-1, 5, 50};
-      params.top_k = top_ks[Uniform(rng, 0, 2)];
-      params.top_p = Uniform(rng, 0, 1) == 0 ? 1.0 : 0.9;
-      params.min_p = Uniform(rng, 0, 2) == 0 ? 0.05 : 0.0;
-      params.ignore_eos = Uniform(rng, 0, 1) == 0;
-      params.seed = static_cast<uint64_t>(Uniform(rng, 0, 1 << 30));
-    }
-    return requests;
-  }
-
-  // Gives about half the requests one or two stop tokens drawn from their free run.
-  static void AddStopTokens(std::mt19937& rng, const std::vector<RequestOutput>& free_run,
-                            std::vector<GenerationRequest>& requests) {
-    for (size_t r = 0; r < requests.size(); ++r) {
-      if (Uniform(rng, 0, 1) == 0) continue;
-      for (int64_t k = Uniform(rng, 1, 2); k > 0; --k) {
-        const auto& samples = free_run[r].samples;
-        const std::vector<int32_t>& tokens =
-            samples[static_cast<size_t>(Uniform(rng, 0, int64_t(samples.size()) - 1))].tokens;
-        requests[r].params.stop_token_ids.push_back(
-            tokens[static_cast<size_t>(Uniform(rng, 0, int64_t(tokens.size()) - 1))]);
-      }
-    }
-  }
-
-  // Each sample of `stopped` is its free-run counterpart cut after the first stop
-  // token, with the finish reason that says why it ended.
-  static void ExpectStopsWhereTheFreeRunSays(const std::vector<GenerationRequest>& requests,
-                                             const std::vector<RequestOutput>& free_run,
-                                             const std::vector<RequestOutput>& stopped) {
-    ASSERT_EQ(stopped.size(), requests.size());
-    for (size_t r = 0; r < requests.size(); ++r) {
-      const SamplingParams& params = requests[r].params;
-      ASSERT_EQ(stopped[r].samples.size(), static_cast<size_t>(params.n));
-      for (size_t s = 0; s < stopped[r].samples.size(); ++s) {
-        const Completion& free = free_run[r].samples[s];
-        const Completion& got = stopped[r].samples[s];
-        const auto stop = std::find_first_of(free.tokens.begin(), free.tokens.end(),
-                                             params.stop_token_ids.begin(),
-                                             params.stop_token_ids.end());
-        std::vector<int32_t> want(free.tokens.begin(),
-                                  stop == free.tokens.end() ? stop : stop + 1);
-        FinishReason reason = free.finish_reason;
-        // A stop token that is also a (heeded) EOS id ends the free run the same way.
-        if (stop != free.tokens.end() && !(stop + 1 == free.tokens.end() &&
-                                           free.finish_reason == FinishReason::kEos)) {
-          reason = FinishReason::kStop;
-        }
-        EXPECT_EQ(got.tokens, want) << "request " << r << " sample " << s;
-        EXPECT_EQ(got.finish_reason, reason) << "request " << r << " sample " << s;
-        EXPECT_LE(got.tokens.size(), static_cast<size_t>(params.max_tokens));
-        EXPECT_EQ(got.log_probs.size(), got.tokens.size());
-        if (reason == FinishReason::kLength) {
-          EXPECT_EQ(got.tokens.size(), static_cast<size_t>(params.max_tokens));
-        }
-      }
-    }
-  }
-
-  // Random budgets under which every request still fits: a cache of at least one
-  // sample's worth of blocks, max_num_seqs at least the largest shared group.
-  static EngineOptions RandomBudget(std::mt19937& rng, const std::vector<GenerationRequest>& requests) {
-    EngineOptions options;
-    const int32_t block_sizes[] = {1, 2, 4, 16};
-    options.block_size = block_sizes[Uniform(rng, 0, 3)];
-    options.share_group_prefix = Uniform(rng, 0, 1) == 0;
-    options.enable_prefix_caching = Uniform(rng, 0, 1) == 0;
-    int64_t need = 1, largest_group = 1;
-    for (const GenerationRequest& request : requests) {
-      const int64_t length = int64_t(request.prompt.size()) + request.params.max_tokens;
-      need = std::max(need, (length + options.block_size - 1) / options.block_size);
-      largest_group = std::max<int64_t>(largest_group, request.params.n);
-    }
-    options.num_blocks = need + Uniform(rng, 0, 3 * need);
-    options.max_num_seqs = static_cast<int32_t>(Uniform(rng, 1, 6));
-    if (options.share_group_prefix) {
-      options.max_num_seqs = std::max<int32_t>(options.max_num_seqs, static_cast<int32_t>(largest_group));
-    }
-    options.max_num_batched_tokens = Uniform(rng, 1, 40);
-    return options;
-  }
-
-  static std::string Describe(const EngineOptions& o) {
-    return "block_size " + std::to_string(o.block_size) + ", num_blocks " +
-           std::to_string(o.num_blocks) + ", max_num_seqs " + std::to_string(o.max_num_seqs) +
-           ", max_num_batched_tokens " + std::to_string(o.max_num_batched_tokens) +
-           ", sharing " + std::to_string(o.share_group_prefix) + ", prefix caching " +
-           std::to_string(o.enable_prefix_caching);
-  }
-};
+class EngineFuzzTest : public TinyEngineTest {};
 
 TEST_F(EngineFuzzTest, RandomBudgetsGiveTheAmpleEnginesSamplesAndFreeEveryBlock) {
-  auto ample = MakeEngine(EngineOptions());
-  int64_t preemptions = 0;
-  for (int trial = 0; trial < kTrials; ++trial) {
-    SCOPED_TRACE(::testing::Message() << "trial " << trial);
-    std::mt19937 rng(static_cast<uint32_t>(7919 * trial + 17));
-    std::vector<GenerationRequest> requests = RandomRequests(rng);
-    const std::vector<RequestOutput> free_run = Run(*ample, requests);
-    AddStopTokens(rng, free_run, requests);
-    const std::vector<RequestOutput> want = Run(*ample, requests);
-    ExpectStopsWhereTheFreeRunSays(requests, free_run, want);
-    for (int b = 0; b < kBudgetsPerTrial; ++b) {
-      const EngineOptions options = RandomBudget(rng, requests);
-      SCOPED_TRACE(Describe(options));
-      auto engine = MakeEngine(options);
-      ASSERT_NE(engine, nullptr);
-      for (int call = 0; call < 2; ++call) {
-        const std::vector<RequestOutput> got = Run(*engine, requests);
-        ExpectSameOutputs(got, want);
-        for (size_t r = 0; r < got.size() && r < want.size(); ++r) {
-          for (size_t s = 0; s < got[r].samples.size() && s < want[r].samples.size(); ++s) {
-            EXPECT_EQ(got[r].samples[s].finish_reason, want[r].samples[s].finish_reason);
-            EXPECT_EQ(got[r].samples[s].text, want[r].samples[s].text);
-          }
-        }
-        EXPECT_EQ(engine->used_blocks(), 0);
-      }
-      preemptions += engine->stats().preemptions;
-    }
-  }
-  EXPECT_GT(preemptions, 0);  // the small caches drawn do preempt
+  fuzz::RunTrials(*model_, tokenizer_, /*trials=*/30, /*budgets_per_trial=*/3,
+                  /*log_prob_tolerance=*/1e-4);
 }
 
 }  // namespace

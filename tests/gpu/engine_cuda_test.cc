@@ -11,6 +11,7 @@
 #include "engine/paged_kv_cache.h"
 #include "engine/step_upload.h"
 #include "models/causal_lm.h"
+#include "tests/engine/engine_fuzz.h"
 
 namespace rollout::engine {
 namespace {
@@ -91,6 +92,14 @@ TEST(EngineCuda, CudaGraphDecodeMatchesEagerDecode) {
   EngineOptions few;
   few.max_num_seqs = 5;
   ExpectSame(Generate(*gpu, 1.0, few), Generate(*gpu, 1.0, eager));
+}
+
+// The fuzz trials of tests/engine/engine_fuzz.h on the GPU (float32): random budgets,
+// CUDA graphs of assorted padded batch sizes or eager steps, all pipelined.
+TEST(EngineCuda, RandomBudgetsGiveTheAmpleEnginesSamples) {
+  const auto gpu = Load(c10::Device(c10::kCUDA, 0), at::kFloat);
+  fuzz::RunTrials(*gpu, /*tokenizer=*/nullptr, /*trials=*/20, /*budgets_per_trial=*/3,
+                  /*log_prob_tolerance=*/1e-3);
 }
 
 TEST(EngineCuda, BFloat16Generates) {
