@@ -235,10 +235,16 @@ absl::StatusOr<Batch> PpoTrainer::GenerateAndScore(const std::vector<const Promp
 absl::Status PpoTrainer::PrepareUpdates(Batch* batch, std::map<std::string, double>* metrics) {
   const config::Recipe& recipe = setup_.recipe;
   WorkerGroup& policy = *setup_.policy;
-  RETURN_IF_ERROR(Timed("old_log_prob", metrics, [&]() -> absl::Status {
-    ASSIGN_OR_RETURN((*metrics)["actor/entropy"], ComputeOldLogProbs(policy, batch));
-    return absl::OkStatus();
-  }));
+  if (recipe.algorithm().rollout_correction().bypass_mode()) {
+    // The rollout's log-probs anchor the ratio (verl's bypass mode): no forward here.
+    ASSIGN_OR_RETURN(const at::Tensor rollout_log_probs, batch->Tensor("rollout_log_probs"));
+    RETURN_IF_ERROR(batch->AddTensor("old_log_probs", rollout_log_probs));
+  } else {
+    RETURN_IF_ERROR(Timed("old_log_prob", metrics, [&]() -> absl::Status {
+      ASSIGN_OR_RETURN((*metrics)["actor/entropy"], ComputeOldLogProbs(policy, batch));
+      return absl::OkStatus();
+    }));
+  }
   if (recipe.actor().use_kl_loss() || recipe.algorithm().use_kl_in_reward()) {
     RETURN_IF_ERROR(Timed("ref", metrics, [&] { return ComputeRefLogProbs(*setup_.ref, batch); }));
   }

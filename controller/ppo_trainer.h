@@ -1,7 +1,8 @@
 // The PPO / GRPO training loop on the controller (verl's RayPPOTrainer.fit), in verl's
 // order and with its metric names:
 //   gen (rollout.generate_sequences) -> reward (the reward runner, then DAPO's overlong
-//   shaping with reward.overlong_buffer.enable) -> old_log_prob ->
+//   shaping with reward.overlong_buffer.enable) -> old_log_prob (skipped with
+//   algorithm.rollout_correction.bypass_mode: the rollout's log-probs are the anchor) ->
 //   ref (when a KL term needs it) -> values (critic.compute_values, PPO) ->
 //   adv (KL in reward, advantage estimator) -> update_critic (PPO) -> update_actor
 //   (after trainer.critic_warmup critic-only steps, see ppo_worker_calls.h) -> metrics;

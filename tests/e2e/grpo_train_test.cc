@@ -58,6 +58,40 @@ TEST(GrpoTrain, ThreeStepsOnTheCpuLogVerlsMetrics) {
   EXPECT_FALSE(steps[1].contains("val-core/arithmetic/reward/mean@1"));
 }
 
+// verl's bypass mode: the rollout's log-probs become old_log_probs and the actor's
+// old-log-prob pass does not run. On the CPU in float32 the engine's log-probs equal
+// the actor's forward, so the first update sees the same ratios and losses as a run
+// that recomputes them.
+TEST(GrpoTrain, BypassModeAnchorsOnTheRolloutsLogProbsWithoutAnOldLogProbPass) {
+  testing::TempDir dir("grpo_e2e_bypass");
+  ASSERT_EQ(RolloutIn(dir.path(), {"gen-data", "arithmetic", "--out", "data", "--train", "16", "--val", "4"}).exit_code, 0);
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  auto train = [&](const std::string& name, bool bypass) {
+    const testing::CommandResult run = RolloutIn(
+        dir.path(),
+        {"train", source + "/recipes/grpo_arith.yaml", "data.train_files=[data/train.jsonl]",
+         "data.val_files=[]", "actor.model.path=" + source + "/tests/data/tiny-qwen2", "trainer.device=cpu",
+         "trainer.total_training_steps=1", "trainer.logger=[jsonl]", "trainer.experiment_name=" + name,
+         "data.train_batch_size=4", "actor.ppo_mini_batch_size=2", "actor.ppo_micro_batch_size_per_gpu=2",
+         "rollout.n=2", "rollout.cpu_kv_cache_gib=0.05", "data.max_response_length=8",
+         absl::StrCat("algorithm.rollout_correction.bypass_mode=", bypass ? "true" : "false")});
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    const auto steps = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/" + name + "/metrics.jsonl"));
+    EXPECT_EQ(steps.size(), 1u);
+    return steps.empty() ? nlohmann::json() : steps[0];
+  };
+  const nlohmann::json recomputed = train("recomputed", false);
+  const nlohmann::json bypassed = train("bypassed", true);
+  EXPECT_TRUE(recomputed.contains("timing_s/old_log_prob"));
+  EXPECT_FALSE(bypassed.contains("timing_s/old_log_prob"));
+  EXPECT_TRUE(bypassed.contains("actor/entropy"));  // from the update
+  EXPECT_EQ(bypassed["critic/score/mean"], recomputed["critic/score/mean"]);  // same samples
+  for (const char* name : {"actor/pg_loss", "actor/ppo_kl", "actor/pg_clipfrac", "actor/grad_norm"}) {
+    ASSERT_TRUE(bypassed.contains(name) && recomputed.contains(name)) << name;
+    EXPECT_NEAR(bypassed[name].get<double>(), recomputed[name].get<double>(), 1e-4) << name;
+  }
+}
+
 TEST(GrpoTrain, AMiniBatchThatDoesNotSplitIsAClearError) {
   testing::TempDir dir("grpo_e2e_bad");
   ASSERT_EQ(RolloutIn(dir.path(), {"gen-data", "arithmetic", "--out", "data", "--train", "16", "--val", "4"}).exit_code, 0);
