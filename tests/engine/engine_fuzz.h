@@ -1,6 +1,7 @@
 // The engine fuzz trials, shared by the CPU test (tests/engine/engine_fuzz_test.cc)
 // and the CUDA one (tests/gpu/engine_cuda_test.cc). Each trial draws prompts (some
-// repeated, for the prefix cache), sampling settings and stop tokens, runs them on an
+// repeated, for the prefix cache), sampling settings, stop tokens and (with a
+// tokenizer) stop strings, runs them on an
 // ample engine, checks that every sample ends where its stop conditions say, and then
 // asks engines with random block sizes, cache sizes (down to one sample's need:
 // preemption), sequence and token budgets (chunked prefill; on a GPU, decode graphs of
@@ -65,53 +66,102 @@ inline std::vector<GenerationRequest> RandomRequests(std::mt19937& rng) {
   return requests;
 }
 
-// Gives about half the requests one or two stop tokens drawn from their free run.
-inline void AddStopTokens(std::mt19937& rng, const std::vector<RequestOutput>& free_run,
-                          std::vector<GenerationRequest>& requests) {
+// Gives about half the requests one or two stop tokens drawn from their free run and,
+// with a tokenizer, a third of them a stop string of 1-3 ASCII characters cut from a
+// free-run sample's text.
+inline void AddStops(std::mt19937& rng, const std::vector<RequestOutput>& free_run,
+                     const models::Tokenizer* tokenizer, std::vector<GenerationRequest>& requests) {
   for (size_t r = 0; r < requests.size(); ++r) {
-    if (Uniform(rng, 0, 1) == 0) continue;
-    for (int64_t k = Uniform(rng, 1, 2); k > 0; --k) {
-      const auto& samples = free_run[r].samples;
-      const std::vector<int32_t>& tokens =
-          samples[static_cast<size_t>(Uniform(rng, 0, int64_t(samples.size()) - 1))].tokens;
-      requests[r].params.stop_token_ids.push_back(
-          tokens[static_cast<size_t>(Uniform(rng, 0, int64_t(tokens.size()) - 1))]);
+    const auto& samples = free_run[r].samples;
+    auto any_sample = [&]() -> const std::vector<int32_t>& {
+      return samples[static_cast<size_t>(Uniform(rng, 0, int64_t(samples.size()) - 1))].tokens;
+    };
+    if (Uniform(rng, 0, 1) == 1) {
+      for (int64_t k = Uniform(rng, 1, 2); k > 0; --k) {
+        const std::vector<int32_t>& tokens = any_sample();
+        requests[r].params.stop_token_ids.push_back(
+            tokens[static_cast<size_t>(Uniform(rng, 0, int64_t(tokens.size()) - 1))]);
+      }
+    }
+    if (tokenizer != nullptr && Uniform(rng, 0, 2) == 0) {
+      const std::string text = tokenizer->Decode(any_sample(), /*skip_special_tokens=*/true);
+      if (text.empty()) continue;
+      const size_t start = static_cast<size_t>(Uniform(rng, 0, int64_t(text.size()) - 1));
+      const std::string stop = text.substr(start, static_cast<size_t>(Uniform(rng, 1, 3)));
+      if (std::all_of(stop.begin(), stop.end(), [](char c) { return c > 0 && c < 0x7f; })) {
+        requests[r].params.stop.push_back(stop);
+      }
     }
   }
 }
 
-// Each sample of `stopped` is its free-run counterpart cut after the first stop
-// token, with the finish reason that says why it ended.
-inline void ExpectStopsWhereTheFreeRunSays(const std::vector<GenerationRequest>& requests,
+inline bool ContainsAny(const std::string& text, const std::vector<std::string>& stops) {
+  return std::any_of(stops.begin(), stops.end(),
+                     [&](const std::string& stop) { return text.find(stop) != std::string::npos; });
+}
+
+// Each sample of `stopped` is its free-run counterpart cut where the first stop
+// condition holds, with the finish reason that says why it ended: after the first stop
+// token, or after the first token whose text completes a stop string (the sample's
+// text then ends before it). Returns how many samples a stop string ended.
+inline int64_t ExpectStopsWhereTheFreeRunSays(const std::vector<GenerationRequest>& requests,
+                                           const models::Tokenizer* tokenizer,
                                            const std::vector<RequestOutput>& free_run,
                                            const std::vector<RequestOutput>& stopped) {
-  ASSERT_EQ(stopped.size(), requests.size());
-  for (size_t r = 0; r < requests.size(); ++r) {
+  int64_t string_stops = 0;
+  EXPECT_EQ(stopped.size(), requests.size());
+  for (size_t r = 0; r < requests.size() && r < stopped.size(); ++r) {
     const SamplingParams& params = requests[r].params;
-    ASSERT_EQ(stopped[r].samples.size(), static_cast<size_t>(params.n));
+    EXPECT_EQ(stopped[r].samples.size(), static_cast<size_t>(params.n));
+    if (stopped[r].samples.size() != static_cast<size_t>(params.n)) continue;
     for (size_t s = 0; s < stopped[r].samples.size(); ++s) {
+      SCOPED_TRACE(::testing::Message() << "request " << r << " sample " << s);
       const Completion& free = free_run[r].samples[s];
       const Completion& got = stopped[r].samples[s];
       const auto stop = std::find_first_of(free.tokens.begin(), free.tokens.end(),
                                            params.stop_token_ids.begin(),
                                            params.stop_token_ids.end());
-      std::vector<int32_t> want(free.tokens.begin(),
-                                stop == free.tokens.end() ? stop : stop + 1);
+      std::vector<int32_t> by_tokens(free.tokens.begin(),
+                                     stop == free.tokens.end() ? stop : stop + 1);
       FinishReason reason = free.finish_reason;
       // A stop token that is also a (heeded) EOS id ends the free run the same way.
       if (stop != free.tokens.end() && !(stop + 1 == free.tokens.end() &&
                                          free.finish_reason == FinishReason::kEos)) {
         reason = FinishReason::kStop;
       }
-      EXPECT_EQ(got.tokens, want) << "request " << r << " sample " << s;
-      EXPECT_EQ(got.finish_reason, reason) << "request " << r << " sample " << s;
       EXPECT_LE(got.tokens.size(), static_cast<size_t>(params.max_tokens));
       EXPECT_EQ(got.log_probs.size(), got.tokens.size());
-      if (reason == FinishReason::kLength) {
+      if (params.stop.empty()) {
+        EXPECT_EQ(got.tokens, by_tokens);
+        EXPECT_EQ(got.finish_reason, reason);
+      } else {
+        // A stop string can only end the sample earlier, at the first token completing
+        // it; on the token a stop id or EOS ends it, those win (as in vLLM) and the text
+        // stays whole.
+        EXPECT_LE(got.tokens.size(), by_tokens.size());
+        if (got.tokens.size() > by_tokens.size()) continue;
+        EXPECT_TRUE(std::equal(got.tokens.begin(), got.tokens.end(), by_tokens.begin()));
+        const std::vector<int32_t> before(got.tokens.begin(), got.tokens.end() - (got.tokens.empty() ? 0 : 1));
+        EXPECT_FALSE(ContainsAny(tokenizer->Decode(before, true), params.stop));
+        const bool completes = ContainsAny(tokenizer->Decode(got.tokens, true), params.stop);
+        const bool token_ends = got.tokens.size() == by_tokens.size() &&
+                                (reason == FinishReason::kEos || reason == FinishReason::kStop);
+        const bool by_string = completes && !token_ends;
+        if (got.tokens.size() < by_tokens.size()) {
+          EXPECT_TRUE(by_string);
+        }
+        EXPECT_EQ(got.finish_reason, by_string ? FinishReason::kStop : reason);
+        if (by_string) {
+          EXPECT_FALSE(ContainsAny(got.text, params.stop)) << got.text;
+        }
+        string_stops += by_string ? 1 : 0;
+      }
+      if (got.finish_reason == FinishReason::kLength) {
         EXPECT_EQ(got.tokens.size(), static_cast<size_t>(params.max_tokens));
       }
     }
   }
+  return string_stops;
 }
 
 // Random budgets under which every request still fits: a cache of at least one
@@ -174,7 +224,8 @@ inline void ExpectSameSamples(const std::vector<RequestOutput>& got,
 }
 
 // `trials` trials of `budgets_per_trial` random budgets each on `model` (tokenizer may
-// be null: no text). Expects some budget to have preempted.
+// be null: no text, no stop strings). Expects some budget to have preempted and, with a
+// tokenizer, some stop string to have ended a sample.
 inline void RunTrials(const models::CausalLM& model, const models::Tokenizer* tokenizer,
                       int trials, int budgets_per_trial, double log_prob_tolerance) {
   EngineOptions ample_options;
@@ -182,15 +233,15 @@ inline void RunTrials(const models::CausalLM& model, const models::Tokenizer* to
   auto created_ample = Engine::Create(model, tokenizer, ample_options);
   ASSERT_TRUE(created_ample.ok()) << created_ample.status();
   Engine& ample = **created_ample;
-  int64_t preemptions = 0;
+  int64_t preemptions = 0, string_stops = 0;
   for (int trial = 0; trial < trials; ++trial) {
     SCOPED_TRACE(::testing::Message() << "trial " << trial);
     std::mt19937 rng(static_cast<uint32_t>(7919 * trial + 17));
     std::vector<GenerationRequest> requests = RandomRequests(rng);
     const std::vector<RequestOutput> free_run = Run(ample, requests);
-    AddStopTokens(rng, free_run, requests);
+    AddStops(rng, free_run, tokenizer, requests);
     const std::vector<RequestOutput> want = Run(ample, requests);
-    ExpectStopsWhereTheFreeRunSays(requests, free_run, want);
+    string_stops += ExpectStopsWhereTheFreeRunSays(requests, tokenizer, free_run, want);
     for (int b = 0; b < budgets_per_trial; ++b) {
       const EngineOptions options = RandomBudget(rng, requests);
       SCOPED_TRACE(Describe(options));
@@ -204,6 +255,9 @@ inline void RunTrials(const models::CausalLM& model, const models::Tokenizer* to
     }
   }
   EXPECT_GT(preemptions, 0);  // the small caches drawn do preempt
+  if (tokenizer != nullptr) {
+    EXPECT_GT(string_stops, 0);  // and some stop strings end samples
+  }
 }
 
 }  // namespace rollout::engine::fuzz
