@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <limits>
+#include <tuple>
 
 namespace rollout::compat {
 namespace {
@@ -99,6 +100,26 @@ void AdamWStep(const std::vector<at::Tensor>& params, const std::vector<at::Tens
     params[i].addcdiv_(exp_avgs[i], denom, -lr / bias_correction1);
   }
 }
+
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 5)
+bool VariableLengthAttentionAvailable() { return true; }
+
+at::Tensor VariableLengthCausalAttention(const at::Tensor& q, const at::Tensor& k,
+                                         const at::Tensor& v, const at::Tensor& offsets,
+                                         int64_t max_length, double scale) {
+  return std::get<0>(at::_flash_attention_forward(
+      q, k, v, offsets, offsets, max_length, max_length, /*dropout_p=*/0.0, /*is_causal=*/true,
+      /*return_debug_mask=*/false, scale));
+}
+#else
+bool VariableLengthAttentionAvailable() { return false; }
+
+at::Tensor VariableLengthCausalAttention(const at::Tensor& q, const at::Tensor&,
+                                         const at::Tensor&, const at::Tensor&, int64_t, double) {
+  TORCH_CHECK(false, "variable-length attention of ", q.scalar_type(),
+              " tensors needs LibTorch 2.5 or later");
+}
+#endif
 
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 8)
 bool BmmToFloatAvailable() { return true; }

@@ -41,6 +41,18 @@ void AdamWStep(const std::vector<at::Tensor>& params, const std::vector<at::Tens
                const std::vector<at::Tensor>& steps, double lr, double beta1, double beta2,
                double eps, double weight_decay);
 
+// Causal attention over a packed batch of sequences of different lengths: q [N, Hq, D],
+// k/v [N, Hkv, D] (Hq a multiple of Hkv), sequence s holding tokens [offsets[s],
+// offsets[s + 1]) (offsets int32 [S + 1] on q's device, the longest sequence
+// `max_length` tokens long); each token attends to its sequence's tokens up to itself.
+// Returns [N, Hq, D]. FlashAttention's variable-length kernel, for CUDA tensors in
+// bfloat16 or float16 with head_dim a multiple of 8 up to 256, in LibTorch >= 2.5:
+// VariableLengthAttentionAvailable() is false in older versions, where the call throws.
+bool VariableLengthAttentionAvailable();
+at::Tensor VariableLengthCausalAttention(const at::Tensor& q, const at::Tensor& k,
+                                         const at::Tensor& v, const at::Tensor& offsets,
+                                         int64_t max_length, double scale);
+
 // a [B, M, K] x b [B, K, N] (bfloat16 or float16 on CUDA) -> float32 [B, M, N] from one
 // batched GEMM accumulating in float32: at::bmm with out_dtype, LibTorch >= 2.8. Older
 // versions have no such kernel: BmmToFloatAvailable() is false and BmmToFloat throws.

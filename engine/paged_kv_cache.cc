@@ -2,8 +2,11 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
+
 #include "common/check.h"
 #include "common/torch_compat.h"
+#include "engine/step_upload.h"
 
 #ifdef ROLLOUT_WITH_CUDA
 #include <ATen/cuda/CUDAContext.h>
@@ -26,6 +29,10 @@ PagedKvCache::PagedKvCache(const models::TransformerConfig& config, int64_t num_
 #ifdef ROLLOUT_WITH_CUDA
   use_kernel_ = options.device().is_cuda() &&
                 cuda::PagedAttentionSupports(config.num_attention_heads, kv_heads_, head_dim_);
+  const at::ScalarType dtype = c10::typeMetaToScalarType(options.dtype());
+  flash_fresh_rows_ = use_kernel_ && compat::VariableLengthAttentionAvailable() &&
+                      (dtype == at::kBFloat16 || dtype == at::kHalf) && head_dim_ % 8 == 0 &&
+                      head_dim_ <= 256 && config.num_attention_heads % kv_heads_ == 0;
 #endif
   storage_ = at::zeros(
       {config.num_hidden_layers, 2, num_blocks + 1, block_size, kv_heads_, head_dim_}, options);
@@ -35,6 +42,35 @@ int64_t PagedKvCache::BytesPerBlock(const models::TransformerConfig& config, int
                                     c10::ScalarType dtype) {
   return config.num_hidden_layers * 2 * block_size * config.num_key_value_heads *
          config.head_dim * static_cast<int64_t>(c10::elementSize(dtype));
+}
+
+void PagedKvCache::BeginStep(const StepAttention* step) {
+  step_ = step;
+  fresh_row_offsets_ = at::Tensor();
+  longest_fresh_row_ = 0;
+  if (step == nullptr || !flash_fresh_rows_) return;
+  const std::vector<int32_t> offsets = FreshRowOffsets(*step);
+  if (offsets.empty()) return;
+  for (size_t i = 1; i < offsets.size(); ++i) {
+    longest_fresh_row_ = std::max<int64_t>(longest_fresh_row_, offsets[i] - offsets[i - 1]);
+  }
+  StepUpload upload;
+  upload.Add(offsets);
+  fresh_row_offsets_ = upload.Send(storage_.device())[0];
+}
+
+std::vector<int32_t> PagedKvCache::FreshRowOffsets(const StepAttention& step) {
+  const std::vector<int64_t>& begin = step.row_token_begin;
+  if (step.row_context.empty() || begin.size() != step.row_context.size() + 1) return {};
+  std::vector<int32_t> offsets = {0};
+  for (size_t row = 0; row < step.row_context.size(); ++row) {
+    const int64_t tokens = begin[row + 1] - begin[row];
+    if (tokens == 0) continue;  // no queries: its context does not matter
+    if (step.row_context[row] != tokens) return {};
+    offsets.push_back(static_cast<int32_t>(begin[row + 1]));
+  }
+  if (offsets.size() < 2) return {};
+  return offsets;
 }
 
 void PagedKvCache::CopyBlocks(const std::vector<BlockCopy>& copies) {
@@ -58,6 +94,10 @@ at::Tensor PagedKvCache::AppendAndAttend(int64_t layer, const at::Tensor& q, con
 #ifdef ROLLOUT_WITH_CUDA
   if (use_kernel_) {
     WriteKv(k, v, keys, values);
+    if (fresh_row_offsets_.defined()) {
+      return compat::VariableLengthCausalAttention(q.contiguous(), k.contiguous(), v.contiguous(),
+                                                   fresh_row_offsets_, longest_fresh_row_, scale);
+    }
     const at::Tensor q_c = q.contiguous();
     at::Tensor out = at::empty_like(q_c);
     cuda::LaunchPagedAttention(models::KernelElementType(q.scalar_type()), q_c.data_ptr(),

@@ -12,7 +12,11 @@
 // GPU: one kernel writes the step's keys and values (engine/cuda/kv_write_kernels.h),
 // one reads the blocks in place (engine/cuda/paged_attention_kernels.h); a decode step
 // given the unrotated projection does RoPE, the write and attention in one
-// (engine/cuda/paged_attention_mma.h).
+// (engine/cuda/paged_attention_mma.h). A step whose every row starts its sequence (fresh
+// prompts, nothing cached before them) attends over its own keys and values with
+// FlashAttention's variable-length kernel instead (half precision, LibTorch >= 2.5):
+// the paged kernel reads a row's whole context once per token, the flash kernel once
+// per tile of queries.
 // CPU, and head shapes the kernel does not serve: per sequence, its blocks are
 // gathered and attended with SDPA.
 // Not thread-safe; one step at a time.
@@ -71,8 +75,16 @@ class PagedKvCache final : public models::KvCache {
 
   // Copies blocks (all layers) for copy-on-write; before the step that writes them.
   void CopyBlocks(const std::vector<BlockCopy>& copies);
-  // Declares the next step's layout; it must stay alive until the step is done.
-  void BeginStep(const StepAttention* step) { step_ = step; }
+  // Declares the next step's layout; it must stay alive until the step is done. On
+  // CUDA, a step of fresh rows (above) sends their token offsets to the device here,
+  // without waiting.
+  void BeginStep(const StepAttention* step);
+
+  // The token offsets of the step's rows that have tokens ([rows with tokens + 1],
+  // from 0) when each of those rows starts its sequence in this step (its row_context
+  // equals its token count); empty when some row has context before the step, when no
+  // row has tokens, or without the host layout.
+  static std::vector<int32_t> FreshRowOffsets(const StepAttention& step);
 
   at::Tensor AppendAndAttend(int64_t layer, const at::Tensor& q, const at::Tensor& k,
                              const at::Tensor& v, double scale) override;
@@ -98,6 +110,12 @@ class PagedKvCache final : public models::KvCache {
   at::Tensor storage_;
   const StepAttention* step_ = nullptr;
   bool use_kernel_ = false;  // CUDA and a head shape the paged attention kernel serves
+  // use_kernel_, and the variable-length flash kernel serves the dtype and head shape.
+  bool flash_fresh_rows_ = false;
+  // The step's FreshRowOffsets on the device and its longest row, when flash_fresh_rows_;
+  // undefined when the step has other rows.
+  at::Tensor fresh_row_offsets_;
+  int64_t longest_fresh_row_ = 0;
 };
 
 }  // namespace rollout::engine

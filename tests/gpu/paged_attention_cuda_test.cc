@@ -3,7 +3,8 @@
 // (each attends causally to its sequence so far) over scattered blocks, for the
 // Qwen2.5-0.5B head shape (14 query heads on 2 KV heads, head_dim 64) and others:
 // half precision at head_dim 64/128 runs the tensor-core kernel (groups of 1, 3, 7
-// and 8 query heads), the rest the CUDA-core one.
+// and 8 query heads), the rest the CUDA-core one; half-precision steps of fresh prompts
+// run FlashAttention's variable-length kernel.
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <c10/core/GradMode.h>
@@ -25,91 +26,103 @@ struct Shape {
   float tolerance;
 };
 
-// Step 1: `cached` tokens of row 1 alone. Step 2: `first` tokens of row 0 (positions
-// 0..first-1) and `second` tokens of row 1 that continue it. Returns both steps'
-// outputs (the launch picks its block size by the step's tokens, so both kinds run). Blocks are handed out in a shuffled order. q, k and v are random
-// values representable in shape.dtype (the GPU run's), held in `dtype`.
-at::Tensor RunOn(c10::Device device, const Shape& shape, at::ScalarType dtype, int64_t first,
-                 int64_t cached, int64_t second, uint64_t seed) {
+// Runs `steps` through one layer's cache: step s gives row r steps[s][r] more tokens
+// (following what earlier steps gave it), in row order. Returns every step's output,
+// concatenated, as float32 on the CPU. The launch picks its kernel by the step: a step
+// whose every row with tokens starts its sequence attends over its own keys and values
+// (the flash kernel, in half precision), the others read the cache in place. Blocks are
+// handed out in a shuffled order. q, k and v are random values representable in
+// shape.dtype (the GPU run's), held in `dtype`.
+at::Tensor RunSteps(c10::Device device, const Shape& shape, at::ScalarType dtype,
+                    const std::vector<std::vector<int64_t>>& steps, uint64_t seed) {
   models::TransformerConfig config;
   config.num_hidden_layers = 1;
   config.num_attention_heads = shape.q_heads;
   config.num_key_value_heads = shape.kv_heads;
   config.head_dim = shape.head_dim;
   const int64_t block_size = 16;
-  const int64_t blocks_0 = (first + block_size - 1) / block_size;
-  const int64_t blocks_1 = (cached + second + block_size - 1) / block_size;
-  std::vector<int32_t> order(blocks_0 + blocks_1);
+  const size_t rows = steps.front().size();
+  std::vector<int64_t> blocks(rows, 0);
+  for (size_t r = 0; r < rows; ++r) {
+    int64_t total = 0;
+    for (const auto& step : steps) total += step[r];
+    blocks[r] = (total + block_size - 1) / block_size;
+  }
+  const int64_t width = std::max<int64_t>(1, *std::max_element(blocks.begin(), blocks.end()));
+  std::vector<int32_t> order(std::accumulate(blocks.begin(), blocks.end(), int64_t{0}));
   std::iota(order.begin(), order.end(), 0);
   std::shuffle(order.begin(), order.end(), std::mt19937(7));
   const auto options = at::TensorOptions().dtype(dtype).device(device);
-  PagedKvCache cache(config, static_cast<int64_t>(order.size()), block_size, options);
-  const int64_t width = std::max(blocks_0, blocks_1);
-  std::vector<int32_t> tables(2 * width, 0);
-  std::copy(order.begin(), order.begin() + blocks_0, tables.begin());
-  std::copy(order.begin() + blocks_0, order.end(), tables.begin() + width);
-  auto slot = [&](int row, int64_t position) {
-    return int64_t(tables[row * width + position / block_size]) * block_size + position % block_size;
-  };
-  auto step = [&](const std::vector<int>& rows, const std::vector<int64_t>& positions) {
+  PagedKvCache cache(config, std::max<int64_t>(1, order.size()), block_size, options);
+  std::vector<int32_t> tables(rows * width, 0);
+  for (size_t r = 0, next = 0; r < rows; next += blocks[r], ++r) {
+    std::copy(order.begin() + next, order.begin() + next + blocks[r], tables.begin() + r * width);
+  }
+  std::vector<int64_t> context(rows, 0);
+  std::vector<at::Tensor> outputs;
+  for (size_t s = 0; s < steps.size(); ++s) {
     StepAttention attention;
-    std::vector<int64_t> slots;
-    for (size_t i = 0; i < rows.size(); ++i) slots.push_back(slot(rows[i], positions[i]));
+    std::vector<int64_t> slots, positions;
+    std::vector<int32_t> token_rows;
+    attention.row_token_begin = {0};
+    for (size_t r = 0; r < rows; ++r) {
+      for (int64_t i = 0; i < steps[s][r]; ++i, ++context[r]) {
+        slots.push_back(int64_t(tables[r * width + context[r] / block_size]) * block_size +
+                        context[r] % block_size);
+        positions.push_back(context[r]);
+        token_rows.push_back(static_cast<int32_t>(r));
+      }
+      attention.row_token_begin.push_back(static_cast<int64_t>(positions.size()));
+      attention.row_context.push_back(context[r]);
+    }
     attention.slot_mapping = at::tensor(slots, at::kLong).to(device);
     attention.positions = at::tensor(positions, at::kLong).to(device);
-    attention.token_rows = at::tensor(std::vector<int32_t>(rows.begin(), rows.end()), at::kInt).to(device);
-    attention.block_tables = at::tensor(tables, at::kInt).view({2, width}).to(device);
-    // Host layout for the CPU path: tokens of a row are consecutive; a row may have none.
-    attention.row_token_begin = {0};
-    for (int row = 0; row < 2; ++row) {
-      const int64_t count = std::count(rows.begin(), rows.end(), row);
-      attention.row_token_begin.push_back(attention.row_token_begin.back() + count);
-      int64_t last = -1;
-      for (size_t i = 0; i < rows.size(); ++i) if (rows[i] == row) last = positions[i];
-      attention.row_context.push_back(last + 1);
-    }
+    attention.token_rows = at::tensor(token_rows, at::kInt).to(device);
+    attention.block_tables = at::tensor(tables, at::kInt).view({int64_t(rows), width}).to(device);
     attention.host_block_tables = tables;
-    at::Generator generator = at::detail::createCPUGenerator(seed + rows.size());
-    const int64_t n = static_cast<int64_t>(rows.size());
-    const at::Tensor q = at::randn({n, shape.q_heads, shape.head_dim}, generator).to(shape.dtype).to(options);
-    const at::Tensor k = at::randn({n, shape.kv_heads, shape.head_dim}, generator).to(shape.dtype).to(options);
-    const at::Tensor v = at::randn({n, shape.kv_heads, shape.head_dim}, generator).to(shape.dtype).to(options);
+    at::Generator generator = at::detail::createCPUGenerator(seed + s);
+    const int64_t n = static_cast<int64_t>(positions.size());
+    auto random = [&](int64_t heads) {
+      return at::randn({n, heads, shape.head_dim}, generator).to(shape.dtype).to(options);
+    };
+    const at::Tensor q = random(shape.q_heads), k = random(shape.kv_heads), v = random(shape.kv_heads);
     cache.BeginStep(&attention);
-    at::Tensor out = cache.AppendAndAttend(0, q, k, v, 1.0 / std::sqrt(double(shape.head_dim)));
+    outputs.push_back(cache.AppendAndAttend(0, q, k, v, 1.0 / std::sqrt(double(shape.head_dim))));
     cache.BeginStep(nullptr);
-    return out;
-  };
-  // Step 1: row 1's cached context alone. Step 2: row 0's prompt and row 1's new tokens.
-  std::vector<int> rows(cached, 1);
-  std::vector<int64_t> positions(cached);
-  std::iota(positions.begin(), positions.end(), 0);
-  const at::Tensor context_out = step(rows, positions);
-  rows.assign(first, 0);
-  positions.resize(first);
-  std::iota(positions.begin(), positions.end(), 0);
-  for (int64_t i = 0; i < second; ++i) {
-    rows.push_back(1);
-    positions.push_back(cached + i);
   }
-  return at::cat({context_out, step(rows, positions)}).to(at::kCPU, at::kFloat);
+  return at::cat(outputs).to(at::kCPU, at::kFloat);
 }
 
-TEST(PagedAttentionCuda, MatchesGatheredAttentionOnTheCpu) {
-  c10::NoGradGuard no_grad;
-  // Half-precision outputs are rounded: |out| < ~3 -> errors up to ~1e-2 (bfloat16).
-  const Shape shapes[] = {{14, 2, 64, at::kFloat, 1e-4f},   {14, 2, 64, at::kBFloat16, 2e-2f},
-                          {4, 2, 16, at::kFloat, 1e-4f},    {28, 4, 128, at::kHalf, 4e-3f},
-                          {8, 8, 80, at::kBFloat16, 2e-2f}, {16, 2, 96, at::kFloat, 1e-4f},
-                          {8, 8, 64, at::kBFloat16, 2e-2f}, {16, 2, 128, at::kBFloat16, 2e-2f},
-                          {12, 4, 64, at::kHalf, 4e-3f}};
-  for (const Shape& shape : shapes) {
+// Half-precision outputs are rounded: |out| < ~3 -> errors up to ~1e-2 (bfloat16).
+const Shape kShapes[] = {{14, 2, 64, at::kFloat, 1e-4f},   {14, 2, 64, at::kBFloat16, 2e-2f},
+                         {4, 2, 16, at::kFloat, 1e-4f},    {28, 4, 128, at::kHalf, 4e-3f},
+                         {8, 8, 80, at::kBFloat16, 2e-2f}, {16, 2, 96, at::kFloat, 1e-4f},
+                         {8, 8, 64, at::kBFloat16, 2e-2f}, {16, 2, 128, at::kBFloat16, 2e-2f},
+                         {12, 4, 64, at::kHalf, 4e-3f}};
+
+void ExpectGpuMatchesCpu(const std::vector<std::vector<int64_t>>& steps) {
+  for (const Shape& shape : kShapes) {
     SCOPED_TRACE(::testing::Message() << shape.q_heads << "/" << shape.kv_heads << " heads, dim "
                                       << shape.head_dim << ", " << shape.dtype);
-    const at::Tensor want = RunOn(c10::Device(c10::kCPU), shape, at::kFloat, 37, 290, 3, 11);
-    const at::Tensor got = RunOn(c10::Device(c10::kCUDA, 0), shape, shape.dtype, 37, 290, 3, 11);
+    const at::Tensor want = RunSteps(c10::Device(c10::kCPU), shape, at::kFloat, steps, 11);
+    const at::Tensor got = RunSteps(c10::Device(c10::kCUDA, 0), shape, shape.dtype, steps, 11);
     ASSERT_EQ(got.sizes(), want.sizes());
     EXPECT_LT((got - want).abs().max().item<float>(), shape.tolerance);
   }
+}
+
+// Row 1's 290-token prompt alone (fresh), then row 0's 37-token prompt next to 3 more
+// tokens of row 1, which read the first step's keys from the cache.
+TEST(PagedAttentionCuda, MatchesGatheredAttentionOnTheCpu) {
+  c10::NoGradGuard no_grad;
+  ExpectGpuMatchesCpu({{0, 290}, {37, 3}});
+}
+
+// Prompts of 1 to 300 tokens in one step (one row without tokens), then a decode token
+// each over the keys the first step wrote, then a chunk for every row but the empty one.
+TEST(PagedAttentionCuda, FreshPromptsOfManyLengthsMatchTheCpu) {
+  c10::NoGradGuard no_grad;
+  ExpectGpuMatchesCpu({{1, 16, 0, 37, 300, 2}, {1, 1, 1, 1, 1, 1}, {5, 20, 0, 1, 9, 17}});
 }
 
 // Decode steps through TryRotateAppendAndAttend (RoPE, KV write and attention in one
