@@ -47,30 +47,41 @@ int64_t PagedKvCache::BytesPerBlock(const models::TransformerConfig& config, int
 void PagedKvCache::BeginStep(const StepAttention* step) {
   step_ = step;
   fresh_row_offsets_ = at::Tensor();
-  longest_fresh_row_ = 0;
+  first_fresh_token_ = longest_fresh_row_ = 0;
   if (step == nullptr || !flash_fresh_rows_) return;
-  const std::vector<int32_t> offsets = FreshRowOffsets(*step);
-  if (offsets.empty()) return;
-  for (size_t i = 1; i < offsets.size(); ++i) {
-    longest_fresh_row_ = std::max<int64_t>(longest_fresh_row_, offsets[i] - offsets[i - 1]);
+  const FreshRows fresh = TrailingFreshRows(*step);
+  if (fresh.offsets.empty()) return;
+  first_fresh_token_ = fresh.first_token;
+  for (size_t i = 1; i < fresh.offsets.size(); ++i) {
+    longest_fresh_row_ =
+        std::max<int64_t>(longest_fresh_row_, fresh.offsets[i] - fresh.offsets[i - 1]);
   }
   StepUpload upload;
-  upload.Add(offsets);
+  upload.Add(fresh.offsets);
   fresh_row_offsets_ = upload.Send(storage_.device())[0];
 }
 
-std::vector<int32_t> PagedKvCache::FreshRowOffsets(const StepAttention& step) {
+PagedKvCache::FreshRows PagedKvCache::TrailingFreshRows(const StepAttention& step) {
   const std::vector<int64_t>& begin = step.row_token_begin;
-  if (step.row_context.empty() || begin.size() != step.row_context.size() + 1) return {};
-  std::vector<int32_t> offsets = {0};
-  for (size_t row = 0; row < step.row_context.size(); ++row) {
-    const int64_t tokens = begin[row + 1] - begin[row];
-    if (tokens == 0) continue;  // no queries: its context does not matter
-    if (step.row_context[row] != tokens) return {};
-    offsets.push_back(static_cast<int32_t>(begin[row + 1]));
+  const size_t rows = step.row_context.size();
+  if (rows == 0 || begin.size() != rows + 1) return {};
+  // Walk back over the fresh rows; rows without tokens have no queries to attend.
+  size_t first = rows;
+  while (first > 0) {
+    const int64_t tokens = begin[first] - begin[first - 1];
+    if (tokens > 0 && step.row_context[first - 1] != tokens) break;
+    --first;
   }
-  if (offsets.size() < 2) return {};
-  return offsets;
+  FreshRows fresh;
+  fresh.first_token = begin[first];
+  fresh.offsets = {0};
+  for (size_t row = first; row < rows; ++row) {
+    if (begin[row + 1] > begin[row]) {
+      fresh.offsets.push_back(static_cast<int32_t>(begin[row + 1] - fresh.first_token));
+    }
+  }
+  if (fresh.offsets.size() < 2) fresh.offsets.clear();
+  return fresh;
 }
 
 void PagedKvCache::CopyBlocks(const std::vector<BlockCopy>& copies) {
@@ -94,23 +105,20 @@ at::Tensor PagedKvCache::AppendAndAttend(int64_t layer, const at::Tensor& q, con
 #ifdef ROLLOUT_WITH_CUDA
   if (use_kernel_) {
     WriteKv(k, v, keys, values);
-    if (fresh_row_offsets_.defined()) {
-      return compat::VariableLengthCausalAttention(q.contiguous(), k.contiguous(), v.contiguous(),
-                                                   fresh_row_offsets_, longest_fresh_row_, scale);
-    }
     const at::Tensor q_c = q.contiguous();
+    if (!fresh_row_offsets_.defined()) {
+      at::Tensor out = at::empty_like(q_c);
+      AttendInPlace(q_c, q.size(0), keys, values, scale, out);
+      return out;
+    }
+    const int64_t first = first_fresh_token_, fresh = q.size(0) - first;
+    const at::Tensor fresh_out = compat::VariableLengthCausalAttention(
+        q_c.narrow(0, first, fresh), k.narrow(0, first, fresh).contiguous(),
+        v.narrow(0, first, fresh).contiguous(), fresh_row_offsets_, longest_fresh_row_, scale);
+    if (first == 0) return fresh_out;
     at::Tensor out = at::empty_like(q_c);
-    cuda::LaunchPagedAttention(models::KernelElementType(q.scalar_type()), q_c.data_ptr(),
-                               keys.data_ptr(), values.data_ptr(),
-                               step_->block_tables.data_ptr<int32_t>(),
-                               step_->block_tables.size(1),
-                               step_->block_table_width.defined()
-                                   ? step_->block_table_width.data_ptr<int32_t>()
-                                   : nullptr,
-                               step_->token_rows.data_ptr<int32_t>(),
-                               step_->positions.data_ptr<int64_t>(), q.size(0), q.size(1),
-                               kv_heads_, head_dim_, block_size_, static_cast<float>(scale),
-                               out.data_ptr(), at::cuda::getCurrentCUDAStream());
+    AttendInPlace(q_c, first, keys, values, scale, out);
+    out.narrow(0, first, fresh).copy_(fresh_out);
     return out;
   }
 #endif
@@ -154,6 +162,17 @@ at::Tensor PagedKvCache::TryRotateAppendAndAttend(int64_t layer, const at::Tenso
 }
 
 #ifdef ROLLOUT_WITH_CUDA
+void PagedKvCache::AttendInPlace(const at::Tensor& q, int64_t tokens, const at::Tensor& keys,
+                                 const at::Tensor& values, double scale, at::Tensor& out) const {
+  cuda::LaunchPagedAttention(
+      models::KernelElementType(q.scalar_type()), q.data_ptr(), keys.data_ptr(), values.data_ptr(),
+      step_->block_tables.data_ptr<int32_t>(), step_->block_tables.size(1),
+      step_->block_table_width.defined() ? step_->block_table_width.data_ptr<int32_t>() : nullptr,
+      step_->token_rows.data_ptr<int32_t>(), step_->positions.data_ptr<int64_t>(), tokens,
+      q.size(1), kv_heads_, head_dim_, block_size_, static_cast<float>(scale), out.data_ptr(),
+      at::cuda::getCurrentCUDAStream());
+}
+
 void PagedKvCache::WriteKv(const at::Tensor& k_in, const at::Tensor& v_in, at::Tensor& keys,
                            at::Tensor& values) const {
   // Rows of kv_heads x D contiguous elements, at any row stride (v may be a column

@@ -12,11 +12,12 @@
 // GPU: one kernel writes the step's keys and values (engine/cuda/kv_write_kernels.h),
 // one reads the blocks in place (engine/cuda/paged_attention_kernels.h); a decode step
 // given the unrotated projection does RoPE, the write and attention in one
-// (engine/cuda/paged_attention_mma.h). A step whose every row starts its sequence (fresh
-// prompts, nothing cached before them) attends over its own keys and values with
-// FlashAttention's variable-length kernel instead (half precision, LibTorch >= 2.5):
-// the paged kernel reads a row's whole context once per token, the flash kernel once
-// per tile of queries.
+// (engine/cuda/paged_attention_mma.h). The trailing rows of a step that each start
+// their sequence in it (fresh prompts, which the scheduler places after the running
+// sequences' tokens) attend over their own keys and values with FlashAttention's
+// variable-length kernel instead (half precision, LibTorch >= 2.5): the paged kernel
+// reads a row's whole context once per token, the flash kernel once per tile of
+// queries.
 // CPU, and head shapes the kernel does not serve: per sequence, its blocks are
 // gathered and attended with SDPA.
 // Not thread-safe; one step at a time.
@@ -76,15 +77,20 @@ class PagedKvCache final : public models::KvCache {
   // Copies blocks (all layers) for copy-on-write; before the step that writes them.
   void CopyBlocks(const std::vector<BlockCopy>& copies);
   // Declares the next step's layout; it must stay alive until the step is done. On
-  // CUDA, a step of fresh rows (above) sends their token offsets to the device here,
-  // without waiting.
+  // CUDA, a step with trailing fresh rows (above) sends their token offsets to the
+  // device here, without waiting.
   void BeginStep(const StepAttention* step);
 
-  // The token offsets of the step's rows that have tokens ([rows with tokens + 1],
-  // from 0) when each of those rows starts its sequence in this step (its row_context
-  // equals its token count); empty when some row has context before the step, when no
-  // row has tokens, or without the host layout.
-  static std::vector<int32_t> FreshRowOffsets(const StepAttention& step);
+  // The step's trailing rows that each start their sequence in it (a row's row_context
+  // equals its token count; rows without tokens are passed over): their tokens are
+  // [first_token, N), and offsets ([rows with tokens + 1], from 0, relative to
+  // first_token) delimit the rows. offsets is empty when the last row with tokens has
+  // context before the step, when no row has tokens, or without the host layout.
+  struct FreshRows {
+    int64_t first_token = 0;
+    std::vector<int32_t> offsets;
+  };
+  static FreshRows TrailingFreshRows(const StepAttention& step);
 
   at::Tensor AppendAndAttend(int64_t layer, const at::Tensor& q, const at::Tensor& k,
                              const at::Tensor& v, double scale) override;
@@ -95,6 +101,10 @@ class PagedKvCache final : public models::KvCache {
 
  private:
 #ifdef ROLLOUT_WITH_CUDA
+  // Paged attention kernel for the step's first `tokens` tokens (of q [N, Hq, D],
+  // contiguous) into the same rows of out.
+  void AttendInPlace(const at::Tensor& q, int64_t tokens, const at::Tensor& keys,
+                     const at::Tensor& values, double scale, at::Tensor& out) const;
   // Stores the step's k/v [N, kv_heads, D] into `keys`/`values` (one layer's blocks)
   // at the step's slots, with one kernel.
   void WriteKv(const at::Tensor& k, const at::Tensor& v, at::Tensor& keys, at::Tensor& values) const;
@@ -112,9 +122,10 @@ class PagedKvCache final : public models::KvCache {
   bool use_kernel_ = false;  // CUDA and a head shape the paged attention kernel serves
   // use_kernel_, and the variable-length flash kernel serves the dtype and head shape.
   bool flash_fresh_rows_ = false;
-  // The step's FreshRowOffsets on the device and its longest row, when flash_fresh_rows_;
-  // undefined when the step has other rows.
+  // The step's TrailingFreshRows when flash_fresh_rows_: the offsets on the device
+  // (undefined when there are none), the first token and the longest row.
   at::Tensor fresh_row_offsets_;
+  int64_t first_fresh_token_ = 0;
   int64_t longest_fresh_row_ = 0;
 };
 

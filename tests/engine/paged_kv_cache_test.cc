@@ -1,5 +1,5 @@
-// PagedKvCache's host-side step analysis: which steps attend over their own keys and
-// values (every row with tokens starts its sequence) and the row offsets they use.
+// PagedKvCache's host-side step analysis: which trailing rows of a step start their
+// sequences (and so attend over their own keys and values), and the offsets they use.
 #include "engine/paged_kv_cache.h"
 
 #include <gtest/gtest.h>
@@ -18,29 +18,48 @@ StepAttention Layout(const std::vector<int64_t>& tokens, const std::vector<int64
   return step;
 }
 
-TEST(PagedKvCacheFreshRows, RowsThatStartTheirSequencesGiveTheirOffsets) {
-  EXPECT_EQ(PagedKvCache::FreshRowOffsets(Layout({5, 1, 130}, {5, 1, 130})),
-            (std::vector<int32_t>{0, 5, 6, 136}));
+void ExpectFresh(const StepAttention& step, int64_t first_token,
+                 const std::vector<int32_t>& offsets) {
+  const PagedKvCache::FreshRows fresh = PagedKvCache::TrailingFreshRows(step);
+  EXPECT_EQ(fresh.offsets, offsets);
+  if (!offsets.empty()) {
+    EXPECT_EQ(fresh.first_token, first_token);
+  }
 }
 
-TEST(PagedKvCacheFreshRows, RowsWithoutTokensAreLeftOut) {
-  EXPECT_EQ(PagedKvCache::FreshRowOffsets(Layout({0, 3, 0, 2}, {40, 3, 0, 2})),
-            (std::vector<int32_t>{0, 3, 5}));
+TEST(PagedKvCacheFreshRows, AStepOfPromptsIsFreshFromItsFirstToken) {
+  ExpectFresh(Layout({5, 1, 130}, {5, 1, 130}), 0, {0, 5, 6, 136});
 }
 
-TEST(PagedKvCacheFreshRows, ARowWithCachedContextRulesTheStepOut) {
-  // A decode token, a later prefill chunk, a prompt whose prefix was cached.
-  EXPECT_TRUE(PagedKvCache::FreshRowOffsets(Layout({4, 1}, {4, 9})).empty());
-  EXPECT_TRUE(PagedKvCache::FreshRowOffsets(Layout({16, 8}, {16, 24})).empty());
-  EXPECT_TRUE(PagedKvCache::FreshRowOffsets(Layout({7}, {23})).empty());
+TEST(PagedKvCacheFreshRows, PromptsAfterRunningSequencesAreFreshFromTheirFirstToken) {
+  // Two decode tokens and a later chunk of a long prompt, then two new prompts.
+  ExpectFresh(Layout({1, 1, 16, 7, 3}, {40, 9, 32, 7, 3}), 18, {0, 7, 10});
+}
+
+TEST(PagedKvCacheFreshRows, RowsWithoutTokensArePassedOver) {
+  ExpectFresh(Layout({0, 3, 0, 2, 0}, {40, 3, 0, 2, 12}), 0, {0, 3, 5});
+  ExpectFresh(Layout({1, 0, 4}, {9, 30, 4}), 1, {0, 4});
+}
+
+TEST(PagedKvCacheFreshRows, OnlyTheTrailingRunCounts) {
+  // A prompt, then a decode token: the prompt is not trailing.
+  ExpectFresh(Layout({5, 1}, {5, 9}), 0, {});
+  // A prompt, a decode token, a prompt: only the last.
+  ExpectFresh(Layout({5, 1, 3}, {5, 9, 3}), 6, {0, 3});
+}
+
+TEST(PagedKvCacheFreshRows, RowsWithCachedContextAreNotFresh) {
+  // A later prefill chunk, a prompt whose prefix was cached.
+  ExpectFresh(Layout({16, 8}, {16, 24}), 0, {});
+  ExpectFresh(Layout({7}, {23}), 0, {});
 }
 
 TEST(PagedKvCacheFreshRows, StepsWithoutTokensOrHostLayoutHaveNone) {
-  EXPECT_TRUE(PagedKvCache::FreshRowOffsets(Layout({0, 0}, {3, 0})).empty());
-  EXPECT_TRUE(PagedKvCache::FreshRowOffsets(StepAttention()).empty());  // a CUDA-graph step
+  ExpectFresh(Layout({0, 0}, {3, 0}), 0, {});
+  ExpectFresh(StepAttention(), 0, {});  // a CUDA-graph step carries no host layout
   StepAttention mismatched = Layout({2, 2}, {2, 2});
   mismatched.row_context.pop_back();
-  EXPECT_TRUE(PagedKvCache::FreshRowOffsets(mismatched).empty());
+  ExpectFresh(mismatched, 0, {});
 }
 
 }  // namespace

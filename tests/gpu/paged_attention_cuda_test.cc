@@ -118,11 +118,15 @@ TEST(PagedAttentionCuda, MatchesGatheredAttentionOnTheCpu) {
   ExpectGpuMatchesCpu({{0, 290}, {37, 3}});
 }
 
-// Prompts of 1 to 300 tokens in one step (one row without tokens), then a decode token
-// each over the keys the first step wrote, then a chunk for every row but the empty one.
+// Prompts of 1 to 300 tokens in one step (fresh rows only; rows 2 and 6 without
+// tokens); then a decode token each over the keys the first step wrote, and row 6's
+// 45-token prompt after them (trailing fresh rows after paged ones); then a chunk for
+// every row, row 2's prompt among rows with cached context (paged only).
 TEST(PagedAttentionCuda, FreshPromptsOfManyLengthsMatchTheCpu) {
   c10::NoGradGuard no_grad;
-  ExpectGpuMatchesCpu({{1, 16, 0, 37, 300, 2}, {1, 1, 1, 1, 1, 1}, {5, 20, 0, 1, 9, 17}});
+  ExpectGpuMatchesCpu({{1, 16, 0, 37, 300, 2, 0},
+                       {1, 1, 0, 1, 1, 1, 45},
+                       {5, 20, 33, 1, 9, 17, 2}});
 }
 
 // Decode steps through TryRotateAppendAndAttend (RoPE, KV write and attention in one
