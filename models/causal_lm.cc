@@ -423,6 +423,10 @@ at::Tensor CausalLM::StepMlpActivation(const DecoderLayer& layer, const at::Tens
 #ifdef ROLLOUT_WITH_CUDA
   if (FusedStep(x) && UsesGroup({&layer.gate_proj, &layer.up_proj}, layer.gate_up_weight,
                                 layer.gate_up_bias)) {
+    if (!layer.gate_up_bias.defined() && !AddsAdapterTerm({&layer.gate_proj, &layer.up_proj}) &&
+        FusedGateUpSwigluApplies(x, layer.gate_up_weight)) {
+      return FusedGateUpSwiglu(x, layer.gate_up_weight);
+    }
     const at::Tensor gate_up = ProjectGroup({&layer.gate_proj, &layer.up_proj},
                                             layer.gate_up_weight, layer.gate_up_bias, x);
     return FusedSwigluHalves(gate_up);

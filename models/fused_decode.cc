@@ -4,7 +4,10 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include <vector>
+
 #include "models/cuda/decode_kernels.h"
+#include "models/cuda/swiglu_gemm_kernels.h"
 #include "models/fused_kernel_support.h"
 
 namespace rollout::models {
@@ -95,6 +98,37 @@ at::Tensor FusedSwigluHalves(const at::Tensor& gate_up_in) {
   cuda::LaunchSwigluHalves(KernelElementType(gate_up.scalar_type()), gate_up.data_ptr(),
                            gate_up.size(0), width, out.data_ptr(), at::cuda::getCurrentCUDAStream());
   return out;
+}
+
+bool FusedGateUpSwigluApplies(const at::Tensor& x, const at::Tensor& gate_up_weight) {
+  if (!x.is_cuda() || x.scalar_type() != at::kBFloat16 ||
+      gate_up_weight.scalar_type() != at::kBFloat16 || gate_up_weight.dim() != 2 ||
+      gate_up_weight.size(0) % 2 != 0 || x.size(-1) != gate_up_weight.size(1) ||
+      gate_up_weight.device() != x.device()) {
+    return false;
+  }
+  const int64_t in = x.size(-1);
+  return cuda::SwigluGemmSupports(x.get_device(), x.numel() / in, in,
+                                  gate_up_weight.size(0) / 2);
+}
+
+at::Tensor FusedGateUpSwiglu(const at::Tensor& x_in, const at::Tensor& gate_up_weight_in) {
+  TORCH_CHECK(FusedGateUpSwigluApplies(x_in, gate_up_weight_in),
+              "fused gate/up + SwiGLU: unsupported operands x ", x_in.sizes(), " ",
+              x_in.scalar_type(), ", weight ", gate_up_weight_in.sizes(), " ",
+              gate_up_weight_in.scalar_type());
+  const int64_t in = x_in.size(-1), width = gate_up_weight_in.size(0) / 2;
+  const at::Tensor x = x_in.reshape({-1, in}).contiguous();
+  const at::Tensor weight = gate_up_weight_in.contiguous();
+  const c10::cuda::CUDAGuard guard(x.device());
+  at::Tensor out = at::empty({x.size(0), width}, x.options());
+  TORCH_CHECK(cuda::LaunchSwigluGemm(x.data_ptr(), weight.data_ptr(), x.size(0), in, width,
+                                     out.data_ptr(), at::cuda::getCurrentCUDAStream()),
+              "fused gate/up + SwiGLU: the driver rejected the operands' tensor maps (x ",
+              x.sizes(), ", weight ", weight.sizes(), ")");
+  std::vector<int64_t> shape = x_in.sizes().vec();
+  shape.back() = width;
+  return out.view(shape);
 }
 
 }  // namespace rollout::models

@@ -34,4 +34,14 @@ std::pair<at::Tensor, at::Tensor> FusedRopeQk(const at::Tensor& qkv, const at::T
 // gate_up [N, 2 * width] (a fused gate/up projection) -> silu(gate) * up [N, width].
 at::Tensor FusedSwigluHalves(const at::Tensor& gate_up);
 
+// Whether FusedGateUpSwiglu takes x [..., in] and gate_up_weight [2 * width, in]: both
+// bfloat16 on a compute capability 9.0 GPU, and sizes and a row count its kernel handles
+// faster than a GEMM plus FusedSwigluHalves (models/cuda/swiglu_gemm_kernels.h).
+bool FusedGateUpSwigluApplies(const at::Tensor& x, const at::Tensor& gate_up_weight);
+
+// x [..., in] and gate_up_weight [2 * width, in] (gate rows, then up rows, no bias) ->
+// silu(x gate^T) * (x up^T) [..., width] in one kernel: the products stay float32 up to
+// the activation, which is rounded once (the two-kernel path rounds them first).
+at::Tensor FusedGateUpSwiglu(const at::Tensor& x, const at::Tensor& gate_up_weight);
+
 }  // namespace rollout::models

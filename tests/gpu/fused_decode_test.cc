@@ -113,6 +113,52 @@ TEST(FusedSwigluHalves, MatchesSiluOfTheGateTimesTheUpHalf) {
   EXPECT_LT(MaxDiff(FusedSwigluHalves(gate_up.cuda()), want), 1e-5);
 }
 
+// silu(x gate^T) * (x up^T) in float32 from the bfloat16 operands, on the CPU.
+at::Tensor GateUpSwigluReference(const at::Tensor& x, const at::Tensor& gate_up_weight) {
+  const int64_t width = gate_up_weight.size(0) / 2;
+  const at::Tensor products = at::matmul(x.cpu().to(at::kFloat),
+                                         gate_up_weight.cpu().to(at::kFloat).t());
+  return at::silu(products.narrow(1, 0, width)) * products.narrow(1, width, width);
+}
+
+TEST(FusedGateUpSwiglu, MatchesTheProductsSwigluOnHopper) {
+  at::manual_seed(6);
+  const auto bf16 = at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA);
+  // Qwen2.5-0.5B's MLP and a small one; row counts on and off the 64-row tiles.
+  for (const auto& [in, width] : {std::pair<int64_t, int64_t>{896, 4864}, {128, 192}}) {
+    const at::Tensor weight = at::randn({2 * width, in}, bf16) * 0.05;
+    for (const int64_t rows : {160, 200, 256, 320}) {
+      const at::Tensor x = at::randn({rows, in}, bf16);
+      if (!FusedGateUpSwigluApplies(x, weight)) {
+        GTEST_SKIP() << "needs a compute capability 9.0 GPU";
+      }
+      const at::Tensor got = FusedGateUpSwiglu(x, weight);
+      ASSERT_EQ(got.sizes(), (std::vector<int64_t>{rows, width}));
+      const at::Tensor want = GateUpSwigluReference(x, weight);
+      // One bfloat16 rounding of each output (2^-8 relative) on float32 products.
+      EXPECT_LT(MaxDiff(got, want), 5e-3 * want.abs().max().item<float>())
+          << "in " << in << ", width " << width << ", rows " << rows;
+      EXPECT_GT(got.abs().max().item<float>(), 0.f);
+    }
+  }
+}
+
+TEST(FusedGateUpSwiglu, AppliesOnlyToBFloat16InItsRowRange) {
+  const auto bf16 = at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA);
+  const at::Tensor weight = at::zeros({2 * 192, 128}, bf16);
+  if (!FusedGateUpSwigluApplies(at::zeros({256, 128}, bf16), weight)) {
+    GTEST_SKIP() << "needs a compute capability 9.0 GPU";
+  }
+  EXPECT_TRUE(FusedGateUpSwigluApplies(at::zeros({4, 64, 128}, bf16), weight));  // 256 rows
+  EXPECT_FALSE(FusedGateUpSwigluApplies(at::zeros({64, 128}, bf16), weight));    // cuBLAS wins
+  EXPECT_FALSE(FusedGateUpSwigluApplies(at::zeros({512, 128}, bf16), weight));
+  EXPECT_FALSE(FusedGateUpSwigluApplies(at::zeros({256, 128}, bf16).to(at::kHalf),
+                                        weight.to(at::kHalf)));
+  EXPECT_FALSE(FusedGateUpSwigluApplies(at::zeros({256, 96}, bf16), at::zeros({384, 96}, bf16)));
+  EXPECT_FALSE(FusedGateUpSwigluApplies(at::zeros({256, 128}, bf16), at::zeros({2 * 160, 128}, bf16)));
+  EXPECT_FALSE(FusedGateUpSwigluApplies(at::zeros({256, 128}), weight.to(at::kFloat)));
+}
+
 // Two prompt tokens then one decode step through a DenseKvCache; returns the hidden
 // states of all three tokens.
 at::Tensor ThreeSteps(const CausalLM& model) {
@@ -171,6 +217,41 @@ TEST(CausalLmFusedStep, MatchesTheLayerByLayerStepWithSplitKDownProjections) {
   const at::Tensor layered = prefill().detach();
   // bfloat16: the split-K delta is rounded once from float32 where cuBLAS's GEMM may
   // round differently, and the outputs (a few units) have ulps of 2^-7 to 2^-5.
+  EXPECT_LT(MaxDiff(fused, layered), 0.02 * layered.abs().max().item<float>());
+  EXPECT_GT(fused.abs().max().item<float>(), 0.f);
+}
+
+// A step of 256 rows with an MLP the fused gate/up + SwiGLU kernel takes (on Hopper).
+TEST(CausalLmFusedStep, MatchesTheLayerByLayerStepWithTheGateUpSwigluKernel) {
+  TransformerConfig config = PresetConfig("tiny", 300).value();
+  config.intermediate_size = 256;
+  LoadOptions options;
+  options.device = c10::Device(c10::kCUDA, 0);
+  options.dtype = at::kBFloat16;
+  const auto model = CausalLM::RandomInit(config, 12, options);
+  const int64_t batch = 4, length = 64;
+  const auto bf16 = at::TensorOptions().dtype(at::kBFloat16).device(model->device());
+  if (!FusedGateUpSwigluApplies(at::zeros({batch * length, config.hidden_size}, bf16),
+                                at::zeros({2 * config.intermediate_size, config.hidden_size}, bf16))) {
+    GTEST_SKIP() << "needs a compute capability 9.0 GPU";
+  }
+  const auto longs = at::TensorOptions().dtype(at::kLong).device(model->device());
+  const at::Tensor ids = at::randint(0, config.vocab_size, {batch * length}, longs);
+  const at::Tensor positions = at::arange(length, longs).repeat({batch});
+  auto prefill = [&] {
+    DenseKvCache cache(config.num_hidden_layers, batch, config.num_key_value_heads,
+                       config.head_dim, length,
+                       at::TensorOptions().dtype(model->dtype()).device(model->device()));
+    cache.BeginStep(length);
+    return model->ForwardStep(ids, positions, cache);
+  };
+  at::Tensor fused;
+  {
+    c10::NoGradGuard no_grad;
+    fused = prefill();
+  }
+  const at::Tensor layered = prefill().detach();
+  // The layer-by-layer path rounds gate and up to bfloat16 before the SwiGLU.
   EXPECT_LT(MaxDiff(fused, layered), 0.02 * layered.abs().max().item<float>());
   EXPECT_GT(fused.abs().max().item<float>(), 0.f);
 }
