@@ -14,15 +14,21 @@ namespace {
 
 using bf16 = __nv_bfloat16;
 
-constexpr int kRows = 64;       // x rows a block: one warpgroup's wgmma M
-constexpr int kOutputs = 64;    // outputs a block: 64 gate and the 64 matching up rows of B
-constexpr int kBK = 64;         // inner elements a stage: one 128-byte swizzle row
+constexpr int kRows = 64;    // x rows a block: one warpgroup's wgmma M
+constexpr int kBK = 64;      // inner elements a stage: one 128-byte swizzle row
 constexpr int kRowBytes = kBK * 2;
-constexpr int kStages = 3;      // 72 KB a block: three blocks an SM, 320 rows in one wave
-constexpr int kStageBytes = (kRows + 2 * kOutputs) * kRowBytes;
-constexpr int kSmemBytes = kStages * kStageBytes + 1024;  // + alignment of the swizzle atoms
 constexpr int kThreads = 128;
-constexpr int64_t kMinRows = 160, kMaxRows = 320;  // where it beats cuBLAS + SwiGLU (H200)
+
+// A block's outputs (kOutputs gate and the kOutputs matching up rows of the weight: the
+// wgmma's N is twice that) and its stages in flight, by row count. Measured on an H200
+// against cuBLAS + SwiGLU at Qwen2.5-0.5B's MLP: 32 outputs and four stages (64 KB a
+// block) for 64-128 rows, where 64-output blocks would leave SMs idle; 64 outputs and
+// three stages (72 KB: three blocks an SM, five 64-row tiles in one wave) for 129-320.
+constexpr int64_t kMinRows = 64, kNarrowMaxRows = 128, kMaxRows = 320;
+template <int kOutputs> constexpr int kStagesFor = kOutputs == 32 ? 4 : 3;
+template <int kOutputs> constexpr int kStageBytes = (kRows + 2 * kOutputs) * kRowBytes;
+template <int kOutputs>
+constexpr int kSmemBytes = kStagesFor<kOutputs> * kStageBytes<kOutputs> + 1024;  // + alignment
 
 __device__ __forceinline__ uint32_t SmemAddr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -79,6 +85,19 @@ __device__ __forceinline__ void Wgmma(float (&d)[64], uint64_t desc_a, uint64_t 
       : "l"(desc_a), "l"(desc_b), "r"(1));
 }
 
+// The same for B 64 x 16, d 64 x 64.
+__device__ __forceinline__ void Wgmma(float (&d)[32], uint64_t desc_a, uint64_t desc_b) {
+  asm volatile(
+      "{\n"
+      ".reg .pred p;\n"
+      "setp.ne.b32 p, %34, 0;\n"
+      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
+      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n"
+      "}\n"
+      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
+      : "l"(desc_a), "l"(desc_b), "r"(1));
+}
+
 __device__ __forceinline__ void WgmmaFence() {
   asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
 }
@@ -87,14 +106,16 @@ __device__ __forceinline__ void WgmmaCommitAndWait() {
                    : "memory");
 }
 
-// Block (m, j): rows [64 m, 64 m + 64) of x against gate rows [64 j, 64 j + 64) and the
-// up rows `width` further; thread 0 keeps all three stages' TMA loads in flight (one
-// mbarrier a stage), the warpgroup multiplies the oldest.
+// Block (m, j): rows [64 m, 64 m + 64) of x against gate rows [kOutputs j, kOutputs (j +
+// 1)) and the up rows `width` further; thread 0 keeps every stage's TMA loads in flight
+// (one mbarrier a stage), the warpgroup multiplies the oldest.
+template <int kOutputs>
 __global__ void __launch_bounds__(kThreads)
     SwigluGemmKernel(const __grid_constant__ CUtensorMap x_map,
                      const __grid_constant__ CUtensorMap weight_map, int rows, int in, int width,
                      bf16* __restrict__ out) {
   extern __shared__ uint8_t smem_raw[];
+  constexpr int kStages = kStagesFor<kOutputs>, kStage = kStageBytes<kOutputs>;
   __shared__ __align__(8) uint64_t full[kStages];
   const uint32_t smem = (SmemAddr(smem_raw) + 1023) & ~1023u;  // swizzle atoms are 1024 B
   const int row0 = blockIdx.x * kRows, out0 = blockIdx.y * kOutputs;
@@ -106,9 +127,9 @@ __global__ void __launch_bounds__(kThreads)
   }
   __syncthreads();
   auto issue = [&](int stage, int block) {
-    const uint32_t base = smem + stage * kStageBytes, bar = SmemAddr(&full[stage]);
+    const uint32_t base = smem + stage * kStage, bar = SmemAddr(&full[stage]);
     const int k0 = block * kBK;
-    MbarrierExpectBytes(bar, kStageBytes);
+    MbarrierExpectBytes(bar, kStage);
     TmaLoad(base, &x_map, k0, row0, bar);
     TmaLoad(base + kRows * kRowBytes, &weight_map, k0, out0, bar);
     TmaLoad(base + (kRows + kOutputs) * kRowBytes, &weight_map, k0, width + out0, bar);
@@ -117,13 +138,13 @@ __global__ void __launch_bounds__(kThreads)
     for (int s = 0; s < kStages && s < blocks; ++s) issue(s, s);
   }
 
-  float acc[64];
+  float acc[kOutputs];  // the 64 x (2 kOutputs) tile over 128 threads
 #pragma unroll
-  for (int i = 0; i < 64; ++i) acc[i] = 0.f;
+  for (int i = 0; i < kOutputs; ++i) acc[i] = 0.f;
   for (int block = 0; block < blocks; ++block) {
     const int stage = block % kStages;
     MbarrierWait(SmemAddr(&full[stage]), (block / kStages) & 1);
-    const uint32_t a = smem + stage * kStageBytes, b = a + kRows * kRowBytes;
+    const uint32_t a = smem + stage * kStage, b = a + kRows * kRowBytes;
     WgmmaFence();
 #pragma unroll
     for (int k = 0; k < kBK / 16; ++k) Wgmma(acc, Descriptor(a + k * 32), Descriptor(b + k * 32));
@@ -133,11 +154,13 @@ __global__ void __launch_bounds__(kThreads)
   }
 
   // Warp w holds rows 16w..16w+15; for each 8-column block c, acc[4c + 2h + e] is row
-  // lane/4 + 8h, column 8c + 2(lane % 4) + e. Columns 0-63 are gate outputs and 64-127
-  // the matching up outputs, so blocks c and c + 8 hold g and u of the same output.
+  // lane/4 + 8h, column 8c + 2(lane % 4) + e. The first kOutputs columns are gate
+  // outputs and the next the matching up outputs, so blocks c and c + kOutputs / 8 hold
+  // g and u of the same output.
+  constexpr int kBlocks = kOutputs / 8;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 #pragma unroll
-  for (int c = 0; c < 8; ++c) {
+  for (int c = 0; c < kBlocks; ++c) {
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
       const int row = row0 + warp * 16 + lane / 4 + 8 * h;
@@ -146,7 +169,7 @@ __global__ void __launch_bounds__(kThreads)
         float v[2];
 #pragma unroll
         for (int e = 0; e < 2; ++e) {
-          const float g = acc[4 * c + 2 * h + e], u = acc[4 * (c + 8) + 2 * h + e];
+          const float g = acc[4 * c + 2 * h + e], u = acc[4 * (c + kBlocks) + 2 * h + e];
           v[e] = g / (1.f + __expf(-g)) * u;
         }
         *reinterpret_cast<__nv_bfloat162*>(out + int64_t(row) * width + col) =
@@ -198,14 +221,17 @@ bool SwigluGemmSupports(int device, int64_t rows, int64_t in, int64_t width) {
     return false;
   }
   return major == 9 && minor == 0 && TensorMapEncoder() != nullptr && in % kBK == 0 &&
-         width % kOutputs == 0 && rows >= kMinRows && rows <= kMaxRows;
+         width % 64 == 0 && rows >= kMinRows && rows <= kMaxRows;
 }
 
-bool LaunchSwigluGemm(const void* x, const void* weight, int64_t rows, int64_t in,
-                      int64_t width, void* out, cudaStream_t stream) {
+namespace {
+
+template <int kOutputs>
+bool Launch(const void* x, const void* weight, int64_t rows, int64_t in, int64_t width,
+            void* out, cudaStream_t stream) {
   static const bool configured =
-      cudaFuncSetAttribute(SwigluGemmKernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                           kSmemBytes) == cudaSuccess;
+      cudaFuncSetAttribute(SwigluGemmKernel<kOutputs>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                           kSmemBytes<kOutputs>) == cudaSuccess;
   CUtensorMap x_map, weight_map;
   if (!configured || !EncodeMap(x, rows, in, kRows, &x_map) ||
       !EncodeMap(weight, 2 * width, in, kOutputs, &weight_map)) {
@@ -213,10 +239,18 @@ bool LaunchSwigluGemm(const void* x, const void* weight, int64_t rows, int64_t i
   }
   const dim3 grid(static_cast<unsigned>((rows + kRows - 1) / kRows),
                   static_cast<unsigned>(width / kOutputs));
-  SwigluGemmKernel<<<grid, kThreads, kSmemBytes, stream>>>(
+  SwigluGemmKernel<kOutputs><<<grid, kThreads, kSmemBytes<kOutputs>, stream>>>(
       x_map, weight_map, static_cast<int>(rows), static_cast<int>(in), static_cast<int>(width),
       static_cast<bf16*>(out));
   return true;
+}
+
+}  // namespace
+
+bool LaunchSwigluGemm(const void* x, const void* weight, int64_t rows, int64_t in,
+                      int64_t width, void* out, cudaStream_t stream) {
+  const auto launch = rows <= kNarrowMaxRows ? Launch<32> : Launch<64>;
+  return launch(x, weight, rows, in, width, out, stream);
 }
 
 }  // namespace rollout::models::cuda

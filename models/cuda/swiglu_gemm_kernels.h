@@ -3,9 +3,9 @@
 // GEMM plus the SwiGLU kernel, and half the output bytes. Built for sm_90a alone (wgmma
 // and TMA); the launch is only valid where SwigluGemmSupports() says so.
 //
-// Why its own GEMM: at 160-320 rows cuBLAS's best tiles leave most of the GPU's shared
-// memory pipelines idle; this kernel keeps three 24 KB stages of every 64 x 128 tile in
-// flight through TMA (bench/README.md has the measurements).
+// Why its own GEMM: at 64-320 rows cuBLAS's tiles leave SMs idle or their loads
+// shallow; this kernel keeps three or four stages of every tile in flight through TMA,
+// with tiles narrow enough to fill the GPU (bench/README.md has the measurements).
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -16,7 +16,7 @@ namespace rollout::models::cuda {
 
 // Whether LaunchSwigluGemm takes these sizes on `device`: a compute capability 9.0 GPU,
 // `in` and `width` multiples of 64, and `rows` in the range where the kernel beats cuBLAS
-// plus the SwiGLU kernel (160 to 320 rows on an H200).
+// plus the SwiGLU kernel (64 to 320 rows on an H200).
 bool SwigluGemmSupports(int device, int64_t rows, int64_t in, int64_t width);
 
 // out[r, j] = silu(g) * u with g = x[r] . weight[j], u = x[r] . weight[width + j], both

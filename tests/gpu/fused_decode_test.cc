@@ -124,10 +124,11 @@ at::Tensor GateUpSwigluReference(const at::Tensor& x, const at::Tensor& gate_up_
 TEST(FusedGateUpSwiglu, MatchesTheProductsSwigluOnHopper) {
   at::manual_seed(6);
   const auto bf16 = at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA);
-  // Qwen2.5-0.5B's MLP and a small one; row counts on and off the 64-row tiles.
+  // Qwen2.5-0.5B's MLP and a small one; row counts of both tile widths (32 outputs up to
+  // 128 rows, 64 above), on and off the 64-row tiles.
   for (const auto& [in, width] : {std::pair<int64_t, int64_t>{896, 4864}, {128, 192}}) {
     const at::Tensor weight = at::randn({2 * width, in}, bf16) * 0.05;
-    for (const int64_t rows : {160, 200, 256, 320}) {
+    for (const int64_t rows : {64, 100, 128, 160, 200, 256, 320}) {
       const at::Tensor x = at::randn({rows, in}, bf16);
       if (!FusedGateUpSwigluApplies(x, weight)) {
         GTEST_SKIP() << "needs a compute capability 9.0 GPU";
@@ -150,7 +151,8 @@ TEST(FusedGateUpSwiglu, AppliesOnlyToBFloat16InItsRowRange) {
     GTEST_SKIP() << "needs a compute capability 9.0 GPU";
   }
   EXPECT_TRUE(FusedGateUpSwigluApplies(at::zeros({4, 64, 128}, bf16), weight));  // 256 rows
-  EXPECT_FALSE(FusedGateUpSwigluApplies(at::zeros({64, 128}, bf16), weight));    // cuBLAS wins
+  EXPECT_TRUE(FusedGateUpSwigluApplies(at::zeros({64, 128}, bf16), weight));
+  EXPECT_FALSE(FusedGateUpSwigluApplies(at::zeros({32, 128}, bf16), weight));  // cuBLAS wins
   EXPECT_FALSE(FusedGateUpSwigluApplies(at::zeros({512, 128}, bf16), weight));
   EXPECT_FALSE(FusedGateUpSwigluApplies(at::zeros({256, 128}, bf16).to(at::kHalf),
                                         weight.to(at::kHalf)));
