@@ -190,6 +190,29 @@ TEST(CausalLmFusedStep, MatchesTheLayerByLayerStep) {
   EXPECT_GT(fused.abs().max().item<float>(), 0.f);
 }
 
+// The hidden states of one prefill step of `batch` random `length`-token prompts,
+// {with autograd off (fused kernels), with it on (layer by layer)}.
+std::pair<at::Tensor, at::Tensor> FusedAndLayeredPrefill(const CausalLM& model, int64_t batch,
+                                                         int64_t length) {
+  const TransformerConfig& config = model.config();
+  const auto longs = at::TensorOptions().dtype(at::kLong).device(model.device());
+  const at::Tensor ids = at::randint(0, config.vocab_size, {batch * length}, longs);
+  const at::Tensor positions = at::arange(length, longs).repeat({batch});
+  auto prefill = [&] {
+    DenseKvCache cache(config.num_hidden_layers, batch, config.num_key_value_heads,
+                       config.head_dim, length,
+                       at::TensorOptions().dtype(model.dtype()).device(model.device()));
+    cache.BeginStep(length);
+    return model.ForwardStep(ids, positions, cache);
+  };
+  at::Tensor fused;
+  {
+    c10::NoGradGuard no_grad;
+    fused = prefill();
+  }
+  return {fused, prefill().detach()};
+}
+
 // A long MLP inner dimension takes the split-K down projection in the fused step.
 TEST(CausalLmFusedStep, MatchesTheLayerByLayerStepWithSplitKDownProjections) {
   TransformerConfig config = PresetConfig("tiny", 300).value();
@@ -201,22 +224,7 @@ TEST(CausalLmFusedStep, MatchesTheLayerByLayerStepWithSplitKDownProjections) {
   // One step of two 70-token prompts: 140 rows.
   const int64_t batch = 2, length = 70;
   ASSERT_GT(SplitKSlices(batch * length, config.intermediate_size), 1);
-  const auto longs = at::TensorOptions().dtype(at::kLong).device(model->device());
-  const at::Tensor ids = at::randint(0, config.vocab_size, {batch * length}, longs);
-  const at::Tensor positions = at::arange(length, longs).repeat({batch});
-  auto prefill = [&] {
-    DenseKvCache cache(config.num_hidden_layers, batch, config.num_key_value_heads,
-                       config.head_dim, length,
-                       at::TensorOptions().dtype(model->dtype()).device(model->device()));
-    cache.BeginStep(length);
-    return model->ForwardStep(ids, positions, cache);
-  };
-  at::Tensor fused;
-  {
-    c10::NoGradGuard no_grad;
-    fused = prefill();
-  }
-  const at::Tensor layered = prefill().detach();
+  const auto [fused, layered] = FusedAndLayeredPrefill(*model, batch, length);
   // bfloat16: the split-K delta is rounded once from float32 where cuBLAS's GEMM may
   // round differently, and the outputs (a few units) have ulps of 2^-7 to 2^-5.
   EXPECT_LT(MaxDiff(fused, layered), 0.02 * layered.abs().max().item<float>());
@@ -237,22 +245,7 @@ TEST(CausalLmFusedStep, MatchesTheLayerByLayerStepWithTheGateUpSwigluKernel) {
                                 at::zeros({2 * config.intermediate_size, config.hidden_size}, bf16))) {
     GTEST_SKIP() << "needs a compute capability 9.0 GPU";
   }
-  const auto longs = at::TensorOptions().dtype(at::kLong).device(model->device());
-  const at::Tensor ids = at::randint(0, config.vocab_size, {batch * length}, longs);
-  const at::Tensor positions = at::arange(length, longs).repeat({batch});
-  auto prefill = [&] {
-    DenseKvCache cache(config.num_hidden_layers, batch, config.num_key_value_heads,
-                       config.head_dim, length,
-                       at::TensorOptions().dtype(model->dtype()).device(model->device()));
-    cache.BeginStep(length);
-    return model->ForwardStep(ids, positions, cache);
-  };
-  at::Tensor fused;
-  {
-    c10::NoGradGuard no_grad;
-    fused = prefill();
-  }
-  const at::Tensor layered = prefill().detach();
+  const auto [fused, layered] = FusedAndLayeredPrefill(*model, batch, length);
   // The layer-by-layer path rounds gate and up to bfloat16 before the SwiGLU.
   EXPECT_LT(MaxDiff(fused, layered), 0.02 * layered.abs().max().item<float>());
   EXPECT_GT(fused.abs().max().item<float>(), 0.f);
