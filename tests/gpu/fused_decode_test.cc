@@ -213,14 +213,21 @@ std::pair<at::Tensor, at::Tensor> FusedAndLayeredPrefill(const CausalLM& model, 
   return {fused, prefill().detach()};
 }
 
-// A long MLP inner dimension takes the split-K down projection in the fused step.
-TEST(CausalLmFusedStep, MatchesTheLayerByLayerStepWithSplitKDownProjections) {
+// The "tiny" preset with an MLP `intermediate_size` wide, random bfloat16 weights on the
+// GPU.
+auto TinyBFloat16Model(int64_t intermediate_size, uint64_t seed) {
   TransformerConfig config = PresetConfig("tiny", 300).value();
-  config.intermediate_size = 4096;
+  config.intermediate_size = intermediate_size;
   LoadOptions options;
   options.device = c10::Device(c10::kCUDA, 0);
   options.dtype = at::kBFloat16;
-  const auto model = CausalLM::RandomInit(config, 11, options);
+  return CausalLM::RandomInit(config, seed, options);
+}
+
+// A long MLP inner dimension takes the split-K down projection in the fused step.
+TEST(CausalLmFusedStep, MatchesTheLayerByLayerStepWithSplitKDownProjections) {
+  const auto model = TinyBFloat16Model(4096, 11);
+  const TransformerConfig& config = model->config();
   // One step of two 70-token prompts: 140 rows.
   const int64_t batch = 2, length = 70;
   ASSERT_GT(SplitKSlices(batch * length, config.intermediate_size), 1);
@@ -233,12 +240,8 @@ TEST(CausalLmFusedStep, MatchesTheLayerByLayerStepWithSplitKDownProjections) {
 
 // A step of 256 rows with an MLP the fused gate/up + SwiGLU kernel takes (on Hopper).
 TEST(CausalLmFusedStep, MatchesTheLayerByLayerStepWithTheGateUpSwigluKernel) {
-  TransformerConfig config = PresetConfig("tiny", 300).value();
-  config.intermediate_size = 256;
-  LoadOptions options;
-  options.device = c10::Device(c10::kCUDA, 0);
-  options.dtype = at::kBFloat16;
-  const auto model = CausalLM::RandomInit(config, 12, options);
+  const auto model = TinyBFloat16Model(256, 12);
+  const TransformerConfig& config = model->config();
   const int64_t batch = 4, length = 64;
   const auto bf16 = at::TensorOptions().dtype(at::kBFloat16).device(model->device());
   if (!FusedGateUpSwigluApplies(at::zeros({batch * length, config.hidden_size}, bf16),
