@@ -1,6 +1,7 @@
 #include "workers/gloo_communicator.h"
 
 #include <gloo/allreduce.h>
+#include <gloo/barrier.h>
 #include <gloo/broadcast.h>
 #include <gloo/math.h>
 #include <gloo/rendezvous/context.h>
@@ -119,6 +120,12 @@ absl::StatusOr<std::unique_ptr<Communicator>> CreateGlooCommunicator(const Commu
     attr.hostname = options.hostname;
     std::shared_ptr<gloo::transport::Device> device = gloo::transport::tcp::CreateDevice(attr);
     context->connectFullMesh(store, device);
+    // A rank's side of the mesh can be complete while a peer still reads the handshake
+    // on the same socket; a rank that then dropped its communicator at once would make
+    // that peer's connect fail with "connection closed by peer". The barrier returns
+    // only once every rank is connected.
+    gloo::BarrierOptions everyone_connected(context);
+    gloo::barrier(everyone_connected);
   } catch (const std::exception& e) {
     return absl::UnavailableError(absl::StrCat("connecting rank ", options.rank, " of group ", options.group,
                                                " (", options.world_size, " ranks) over Gloo at ",

@@ -9,6 +9,8 @@
 
 namespace rollout::workers {
 
+// Returns once every rank of the group is connected, so any rank may drop its
+// communicator right after without failing a peer that is still connecting.
 absl::StatusOr<std::unique_ptr<Communicator>> CreateGlooCommunicator(const CommunicatorOptions& options,
                                                                      RendezvousClient* rendezvous);
 
