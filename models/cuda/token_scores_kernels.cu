@@ -53,23 +53,54 @@ __device__ Stats BlockReduce(Stats s) {
   return s;  // valid in thread 0
 }
 
-template <typename T>
-__global__ void __launch_bounds__(kThreads)
+// Packs (of N elements, 16 bytes when the rows allow it) each thread loads before it
+// uses them: enough bytes in flight to keep HBM busy with one row per block.
+constexpr int kPacksInFlight = 2;
+
+// Thread threadIdx.x's share of a row of `packs` packs (a vocabulary fits in int): calls
+// fold(pack, c) for packs c = threadIdx.x + k kThreads, kPacksInFlight of them loaded
+// before the first is used.
+template <typename T, int N, typename Fold>
+__device__ __forceinline__ void ForEachPack(const T* row, int packs, Fold&& fold) {
+  const Pack<T, N>* p = reinterpret_cast<const Pack<T, N>*>(row);
+  for (int first = threadIdx.x; first < packs; first += kThreads * kPacksInFlight) {
+    Pack<T, N> loaded[kPacksInFlight];
+#pragma unroll
+    for (int k = 0; k < kPacksInFlight; ++k) {
+      const int c = first + k * kThreads;
+      if (c < packs) loaded[k] = p[c];
+    }
+#pragma unroll
+    for (int k = 0; k < kPacksInFlight; ++k) {
+      const int c = first + k * kThreads;
+      if (c < packs) fold(loaded[k], c);
+    }
+  }
+}
+
+template <typename T, int N>
+__global__ void __launch_bounds__(kThreads, 2)
     ForwardKernel(const T* __restrict__ logits, const int64_t* __restrict__ targets,
                   int64_t vocab, float* log_probs, float* lse_out, float* entropy) {
   const int64_t row = blockIdx.x;
   const T* x = logits + row * vocab;
   Stats s = {-INFINITY, 0.f, 0.f};
-  for (int64_t j = threadIdx.x; j < vocab; j += kThreads) {
-    const float v = ToFloat(x[j]);
-    if (v > s.max) {
-      const float c = __expf(s.max - v);
-      s = {v, s.sum * c, s.weighted * c};
+  ForEachPack<T, N>(x, int(vocab / N), [&](const Pack<T, N>& pack, int) {
+    float pack_max = -INFINITY;
+#pragma unroll
+    for (int i = 0; i < N; ++i) pack_max = fmaxf(pack_max, ToFloat(pack.v[i]));
+    if (pack_max > s.max) {  // rescale once a pack, not once an element
+      const float c = __expf(s.max - pack_max);
+      s = {pack_max, s.sum * c, s.weighted * c};
     }
-    const float e = __expf(v - s.max);
-    s.sum += e;
-    s.weighted += e * v;
-  }
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const float v = ToFloat(pack.v[i]);
+      const float e = __expf(v - s.max);
+      s.sum += e;
+      s.weighted += e * v;
+    }
+  });
   s = BlockReduce(s);
   if (threadIdx.x == 0) {
     const float lse = s.max + logf(s.sum);
@@ -79,36 +110,46 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-template <typename T>
-__global__ void __launch_bounds__(kThreads)
+template <typename T, int N>
+__global__ void __launch_bounds__(kThreads, 2)
     BackwardKernel(const T* __restrict__ logits, const int64_t* __restrict__ targets,
                    const float* __restrict__ lse, const float* __restrict__ entropy,
                    const float* grad_log_probs, const float* grad_entropy, int64_t vocab,
                    T* __restrict__ grad_logits) {
   const int64_t row = blockIdx.x;
   const T* x = logits + row * vocab;
-  T* gx = grad_logits + row * vocab;
+  Pack<T, N>* gx = reinterpret_cast<Pack<T, N>*>(grad_logits + row * vocab);
   const float l = lse[row];
   const float mean_x = l - entropy[row];  // E_p[x]
   const float g1 = grad_log_probs != nullptr ? grad_log_probs[row] : 0.f;
   const float g2 = grad_entropy != nullptr ? grad_entropy[row] : 0.f;
-  const int64_t target = targets[row];
-  for (int64_t j = threadIdx.x; j < vocab; j += kThreads) {
-    const float v = ToFloat(x[j]);
-    const float p = __expf(v - l);
-    // d logp_t / dx_j = [j == t] - p_j;  d H / dx_j = -p_j (x_j - E_p[x])
-    float g = -g1 * p - g2 * p * (v - mean_x);
-    if (j == target) g += g1;
-    gx[j] = FromFloat<T>(g);
-  }
+  const int target = int(targets[row]);  // vocab < 2^31
+  ForEachPack<T, N>(x, int(vocab / N), [&](const Pack<T, N>& pack, int c) {
+    Pack<T, N> out;
+#pragma unroll
+    for (int i = 0; i < N; ++i) {
+      const float v = ToFloat(pack.v[i]);
+      const float p = __expf(v - l);
+      // d logp_t / dx_j = [j == t] - p_j;  d H / dx_j = -p_j (x_j - E_p[x])
+      float g = -g1 * p - g2 * p * (v - mean_x);
+      if (c * N + i == target) g += g1;
+      out.v[i] = FromFloat<T>(g);
+    }
+    gx[c] = out;
+  });
 }
 
+// Both launch with 16-byte packs when the rows allow it (Packs16), else single elements.
 template <typename T>
 void Forward(const void* logits, const int64_t* targets, int64_t rows, int64_t vocab,
              float* log_probs, float* lse, float* entropy, cudaStream_t stream) {
   if (rows == 0) return;
-  ForwardKernel<T><<<rows, kThreads, 0, stream>>>(static_cast<const T*>(logits), targets, vocab,
-                                                 log_probs, lse, entropy);
+  auto launch = [&](auto kernel) {
+    kernel<<<rows, kThreads, 0, stream>>>(static_cast<const T*>(logits), targets, vocab,
+                                          log_probs, lse, entropy);
+  };
+  constexpr int kPack = 16 / sizeof(T);
+  Packs16<T>(vocab, {logits}) ? launch(ForwardKernel<T, kPack>) : launch(ForwardKernel<T, 1>);
 }
 
 template <typename T>
@@ -116,9 +157,14 @@ void Backward(const void* logits, const int64_t* targets, const float* lse, cons
               const float* grad_log_probs, const float* grad_entropy, int64_t rows,
               int64_t vocab, void* grad_logits, cudaStream_t stream) {
   if (rows == 0) return;
-  BackwardKernel<T><<<rows, kThreads, 0, stream>>>(
-      static_cast<const T*>(logits), targets, lse, entropy, grad_log_probs, grad_entropy, vocab,
-      static_cast<T*>(grad_logits));
+  auto launch = [&](auto kernel) {
+    kernel<<<rows, kThreads, 0, stream>>>(static_cast<const T*>(logits), targets, lse, entropy,
+                                          grad_log_probs, grad_entropy, vocab,
+                                          static_cast<T*>(grad_logits));
+  };
+  constexpr int kPack = 16 / sizeof(T);
+  Packs16<T>(vocab, {logits, grad_logits}) ? launch(BackwardKernel<T, kPack>)
+                                           : launch(BackwardKernel<T, 1>);
 }
 
 }  // namespace

@@ -5,7 +5,9 @@
 // row's log-sum-exp, the target's log-prob and the entropy in float32 (online softmax).
 // Backward writes d/dlogits of  g_logp * log_probs + g_entropy * entropy  in the
 // logits' dtype, recomputing the softmax from the saved log-sum-exp — no float32
-// [rows, vocab] buffer ever exists.
+// [rows, vocab] buffer ever exists. Both are bound by HBM bandwidth: they move the
+// logits in 16-byte packs, two a thread in flight, where the vocabulary and the
+// addresses allow it (one element at a time otherwise).
 #pragma once
 
 #include <cuda_runtime_api.h>

@@ -4,6 +4,8 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include <tuple>
+
 namespace rollout::models {
 namespace {
 
@@ -22,13 +24,15 @@ Reference ReferenceScores(const at::Tensor& logits, const at::Tensor& targets,
   return {log_probs.detach(), entropy.detach(), x.grad()};
 }
 
-class FusedTokenScoresTest : public ::testing::TestWithParam<c10::ScalarType> {};
+// Qwen2.5's vocabulary takes the kernels' 16-byte packs; an odd one, single elements.
+class FusedTokenScoresTest
+    : public ::testing::TestWithParam<std::tuple<c10::ScalarType, int64_t>> {};
 
 TEST_P(FusedTokenScoresTest, MatchesFloat32ReferenceValuesAndGradients) {
-  const c10::ScalarType dtype = GetParam();
+  const auto [dtype, vocab] = GetParam();
   const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
   at::manual_seed(3);
-  const int64_t rows = 37, vocab = 151936;
+  const int64_t rows = 37;
   const at::Tensor logits = (at::randn({rows, vocab}, cuda) * 3).to(dtype);
   const at::Tensor targets = at::randint(0, vocab, {rows}, cuda.dtype(at::kLong));
   const at::Tensor w1 = at::randn({rows}, cuda);
@@ -49,8 +53,9 @@ TEST_P(FusedTokenScoresTest, MatchesFloat32ReferenceValuesAndGradients) {
   EXPECT_LT((x.grad().to(at::kFloat) - want.grad).abs().max().item<double>(), relative * scale);
 }
 
-INSTANTIATE_TEST_SUITE_P(Dtypes, FusedTokenScoresTest,
-                         ::testing::Values(at::kFloat, at::kBFloat16, at::kHalf));
+INSTANTIATE_TEST_SUITE_P(DtypesAndVocabularies, FusedTokenScoresTest,
+                         ::testing::Combine(::testing::Values(at::kFloat, at::kBFloat16, at::kHalf),
+                                            ::testing::Values(int64_t{151936}, int64_t{1001})));
 
 TEST(FusedTokenScores, OnlyLogProbsUsedLeavesEntropyGradientOut) {
   const at::TensorOptions cuda = at::TensorOptions().device(at::kCUDA);
