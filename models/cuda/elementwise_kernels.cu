@@ -130,7 +130,9 @@ __device__ __forceinline__ float2 BlockSum2(float2 v, float2* scratch) {
 // Block b takes rows b, b + gridDim.x, ...; thread t the packs t, t + blockDim.x, ... of
 // each, in two passes (the sums, then the gradient; the second reads the row again,
 // from cache). A thread's weight-gradient sums live in shared memory (dynamic, hidden
-// floats) at its own columns. See LaunchRmsNormBackward.
+// floats) at its own columns, element i of pack c at i * packs + c: consecutive threads
+// then use consecutive banks (c * N + i put N-way bank conflicts on every update). See
+// LaunchRmsNormBackward.
 template <typename T, int N>
 __global__ void RmsNormBackward(const T* __restrict__ x, const T* __restrict__ weight,
                                 const T* __restrict__ grad_normed,
@@ -144,7 +146,7 @@ __global__ void RmsNormBackward(const T* __restrict__ x, const T* __restrict__ w
   const P* w = reinterpret_cast<const P*>(weight);
   for (int64_t c = threadIdx.x; c < packs; c += blockDim.x) {
 #pragma unroll
-    for (int i = 0; i < N; ++i) weight_grad[c * N + i] = 0.f;
+    for (int i = 0; i < N; ++i) weight_grad[i * packs + c] = 0.f;
   }
   for (int64_t row = blockIdx.x; row < rows; row += gridDim.x) {
     const P* x_row = reinterpret_cast<const P*>(x) + row * packs;
@@ -172,7 +174,7 @@ __global__ void RmsNormBackward(const T* __restrict__ x, const T* __restrict__ w
         const float xi = ToFloat(x_pack.v[i]), gi = ToFloat(g_pack.v[i]);
         const float passed = grad_sum != nullptr ? ToFloat(s_pack.v[i]) : 0.f;
         out.v[i] = FromFloat<T>(rstd * gi * ToFloat(w_pack.v[i]) - xi * x_coefficient + passed);
-        weight_grad[c * N + i] += gi * xi * rstd;
+        weight_grad[i * packs + c] += gi * xi * rstd;
       }
       reinterpret_cast<P*>(grad_x)[row * packs + c] = out;
     }
@@ -181,7 +183,7 @@ __global__ void RmsNormBackward(const T* __restrict__ x, const T* __restrict__ w
   float* partial = weight_grad_partials + int64_t(blockIdx.x) * hidden;
   for (int64_t c = threadIdx.x; c < packs; c += blockDim.x) {
 #pragma unroll
-    for (int i = 0; i < N; ++i) partial[c * N + i] = weight_grad[c * N + i];
+    for (int i = 0; i < N; ++i) partial[c * N + i] = weight_grad[i * packs + c];
   }
 }
 
