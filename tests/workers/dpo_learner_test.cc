@@ -26,8 +26,12 @@ DpoOptions Options() {
   return options;
 }
 
-// Pairs sharing prompts: the rejected responses are other random tokens.
+// Pairs sharing prompts: the rejected responses are other random tokens. The reference
+// log-probs come from forwards of as many rows as the update's micro-batches, so that
+// against itself the policy's log-probs equal them to the bit: a BLAS may round a GEMM
+// of other rows otherwise (OpenBLAS does), which would break the ties.
 PreferenceBatch MakePairs(const models::CausalLM& model) {
+  const int64_t micro_batch_rows = Options().plan.micro_batch_rows;
   PreferenceBatch pairs;
   pairs.chosen = MakeBatch(4, true, 1);
   pairs.rejected = pairs.chosen;
@@ -36,8 +40,8 @@ PreferenceBatch MakePairs(const models::CausalLM& model) {
       .copy_(MakeBatch(4, true, 2).responses);
   pairs.rejected.input_ids.masked_fill_(pairs.rejected.attention_mask == 0, 0);
   pairs.rejected.responses = pairs.rejected.input_ids.narrow(1, testing::kPrompt, testing::kResponse).clone();
-  pairs.reference_chosen_logps = SequenceLogProbs(model, pairs.chosen, 4).value();
-  pairs.reference_rejected_logps = SequenceLogProbs(model, pairs.rejected, 4).value();
+  pairs.reference_chosen_logps = SequenceLogProbs(model, pairs.chosen, micro_batch_rows).value();
+  pairs.reference_rejected_logps = SequenceLogProbs(model, pairs.rejected, micro_batch_rows).value();
   return pairs;
 }
 
