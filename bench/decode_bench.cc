@@ -11,7 +11,8 @@
 // included: the step ends by fetching the sampled tokens) and output handling.
 //
 // usage: decode_bench [--preset=qwen2.5-0.5b] [--device=cuda:0] [--batches=64,256]
-//                     [--prompt=128] [--new=256] [--hbm_tbps=4.8] [--group_n=8] ...
+//                     [--prompt=128] [--new=256] [--decode_n=1] [--hbm_tbps=4.8]
+//                     [--group_n=8] ...
 //                     [--trace=PREFIX] [--trace_new=16]
 // --trace writes, per batch size, a Chrome trace of one more Generate with `trace_new`
 // new tokens to PREFIX-b<batch>.json (bench/trace_summary.py: operators, kernels and
@@ -50,6 +51,7 @@ struct Options {
   std::string preset = "qwen2.5-0.5b", device = "cuda:0", dtype = "bfloat16";
   std::string batches = "64,256";
   int64_t prompt = 128, new_tokens = 256;
+  int64_t decode_n = 1;  // samples per prompt in the decode runs
   double hbm_tbps = 4.8;
   double gpu_memory_utilization = 0.6;
   int64_t group_n = 8, group_prompts = 8, group_prompt = 1024, group_new = 128;
@@ -148,10 +150,12 @@ void ProfileParts(const models::CausalLM& model, int64_t batch, int64_t context)
   engine::StepAttention step;
   const auto ints = at::TensorOptions().dtype(at::kInt).device(model.device());
   const auto longs = at::TensorOptions().dtype(at::kLong).device(model.device());
-  step.block_tables = at::arange(batch * blocks_per_sequence, ints).view({batch, blocks_per_sequence});
+  // Blocks scattered over the cache, as a running engine's are.
+  step.block_tables = at::randperm(batch * blocks_per_sequence, ints).view({batch, blocks_per_sequence});
   step.token_rows = at::arange(batch, ints);
   step.positions = at::full({batch}, context - 1, longs);
-  step.slot_mapping = at::arange(batch, longs) * (blocks_per_sequence * block_size) + context - 1;
+  step.slot_mapping = step.block_tables.select(1, (context - 1) / block_size).to(at::kLong) *
+                         block_size + (context - 1) % block_size;
   step.one_token_per_row = true;  // a decode step, as the engine's graphs run it
   const at::Tensor qkv =
       at::randn({batch, (c.num_attention_heads + 2 * c.num_key_value_heads) * c.head_dim}, options);
@@ -197,13 +201,16 @@ void ProfileParts(const models::CausalLM& model, int64_t batch, int64_t context)
   c10::cuda::device_synchronize();
   cudaProfilerStop();
   const bool fused = cache.TryRotateAppendAndAttend(0, qkv, cos, sin, 0.125).defined();
+  // Every layer in turn, so the KV comes from HBM as in a decode step, not from the L2.
   const double attention = time_ms([&] {
-    if (fused) {
-      cache.TryRotateAppendAndAttend(0, qkv, cos, sin, 0.125);
-    } else {
-      cache.AppendAndAttend(0, q, kv, kv, 0.125);
+    for (int64_t layer = 0; layer < c.num_hidden_layers; ++layer) {
+      if (fused) {
+        cache.TryRotateAppendAndAttend(layer, qkv, cos, sin, 0.125);
+      } else {
+        cache.AppendAndAttend(layer, q, kv, kv, 0.125);
+      }
     }
-  });
+  }) / c.num_hidden_layers;
   const double forward = time_ms([&] { model.ForwardStep(ids, step.positions, cache); });
   cache.BeginStep(nullptr);
   const double head = time_ms([&] { model.Logits(hidden); });
@@ -228,8 +235,15 @@ int Decode(const models::CausalLM& model, const Options& o, int64_t batch) {
   options.max_num_seqs = static_cast<int32_t>(batch);
   options.max_num_batched_tokens = o.max_num_batched_tokens;
   engine::EngineStats stats;
-  const auto warmup = RandomRequests(batch, o.prompt, 1, 8, config.vocab_size, 7);
-  const auto requests = RandomRequests(batch, o.prompt, 1, o.new_tokens, config.vocab_size, 1);
+  if (o.decode_n < 1 || batch % o.decode_n != 0) {
+    std::cerr << "decode_bench: batch " << batch << " is not a multiple of --decode_n="
+              << o.decode_n << "\n";
+    return 2;
+  }
+  const int64_t prompts = batch / o.decode_n;
+  const auto n = static_cast<int32_t>(o.decode_n);
+  const auto warmup = RandomRequests(prompts, o.prompt, n, 8, config.vocab_size, 7);
+  const auto requests = RandomRequests(prompts, o.prompt, n, o.new_tokens, config.vocab_size, 1);
   auto seconds = TimedGenerate(model, options, warmup, requests, &stats);
   if (!seconds.ok()) {
     std::cerr << "decode_bench: " << seconds.status().message() << "\n";
@@ -244,13 +258,13 @@ int Decode(const models::CausalLM& model, const Options& o, int64_t batch) {
   const double bound = batch / (step_bytes / (o.hbm_tbps * 1e12));
   const double tokens_per_s = batch * o.new_tokens / *seconds;
   std::cout << absl::StrFormat(
-      "decode  batch %d  prompt %d  new %d: %.2f s  %.0f tokens/s  HBM bound %.0f tokens/s  "
+      "decode  batch %d (n = %d)  prompt %d  new %d: %.2f s  %.0f tokens/s  HBM bound %.0f tokens/s  "
       "ratio %.3f\n",
-      batch, o.prompt, o.new_tokens, *seconds, tokens_per_s, bound, tokens_per_s / bound);
+      batch, o.decode_n, o.prompt, o.new_tokens, *seconds, tokens_per_s, bound, tokens_per_s / bound);
   PrintProfile(stats);
   if (!o.trace.empty()) {
     const std::string path = absl::StrFormat("%s-b%d.json", o.trace, batch);
-    const auto short_run = RandomRequests(batch, o.prompt, 1, o.trace_new, config.vocab_size, 2);
+    const auto short_run = RandomRequests(prompts, o.prompt, n, o.trace_new, config.vocab_size, 2);
     if (absl::Status s = TraceGenerate(model, options, warmup, short_run, path); !s.ok()) {
       std::cerr << "decode_bench: tracing: " << s.message() << "\n";
       return 1;
@@ -300,6 +314,9 @@ int Main(const std::vector<std::string>& args) {
   flags.AddString("batches", &o.batches, "comma-separated batch sizes (empty: skip)");
   flags.AddInt("prompt", &o.prompt, "prompt tokens");
   flags.AddInt("new", &o.new_tokens, "new tokens per sequence");
+  flags.AddInt("decode_n", &o.decode_n,
+               "samples per prompt in the decode runs: batch / n prompts, n samples each "
+               "(the GRPO layout; their prompt KV blocks shared)");
   flags.AddDouble("hbm_tbps", &o.hbm_tbps, "memory bandwidth for the bound (H200: 4.8)");
   flags.AddDouble("gpu_memory_utilization", &o.gpu_memory_utilization, "KV cache share");
   flags.AddInt("max_num_batched_tokens", &o.max_num_batched_tokens, "tokens per step at most");

@@ -18,7 +18,7 @@ using models::cuda::FromFloat;
 using models::cuda::RotateHalfElement;
 using models::cuda::ToFloat;
 
-constexpr int kWarps = 4;       // per block; each takes every kWarps-th chunk of keys
+constexpr int kStreams = 4;     // interleaved streams of key chunks, merged at the end
 constexpr int kChunk = 16;      // keys per warp iteration: two n-tiles of the score mma
 constexpr int kMaxGroup = 8;    // query heads per KV head: the 8 live rows of the mma tile
 constexpr unsigned kFullMask = 0xffffffffu;
@@ -214,7 +214,7 @@ struct Args {
 // The rotary variant's first phase: this block's token writes its rotated key and its
 // value for kv_head into the cache (its row has no other token in the step, so no other
 // block reads them); visible to the block's reads after the barrier.
-template <typename T, int D>
+template <typename T, int D, int kW>
 __device__ __forceinline__ void WriteRotatedKv(const Args<T>& a, int token, int kv_head) {
   const T* row = a.q + int64_t(token) * a.q_stride;
   const T* k = row + int64_t(a.q_heads + kv_head) * D;
@@ -222,7 +222,7 @@ __device__ __forceinline__ void WriteRotatedKv(const Args<T>& a, int token, int 
   const T* c = a.cos + int64_t(token) * D;
   const T* s = a.sin + int64_t(token) * D;
   const int64_t dst = (a.slot_mapping[token] * a.kv_heads + kv_head) * D;
-  for (int i = threadIdx.x; i < 2 * D; i += kWarps * 32) {
+  for (int i = threadIdx.x; i < 2 * D; i += kW * 32) {
     const int j = i % D;
     if (i < D) {
       const bool first = j < D / 2;
@@ -268,13 +268,20 @@ __device__ __forceinline__ void LoadQuery(const Args<T>& a, int token, int kv_he
   }
 }
 
-// One block of kWarps warps per (query token, KV head).
-// Four blocks an SM at head_dim 64 (120 registers): the other warps hide a warp's load
-// latency. (Loading the next chunk while computing the current one needs ~150
-// registers, three blocks an SM, and was slower: 19 vs 13 us a layer on an H200 at
-// batch 256.)
-template <typename T, int D, bool kRotary>
-__global__ void __launch_bounds__(kWarps * 32, D <= 64 ? 4 : 2) PagedAttentionMma(Args<T> a) {
+// Resident warps an SM can hold at head_dim 64 (at most 128 registers a thread) and at
+// 128 (more registers); the launch bounds ask for them.
+template <int D>
+constexpr int kResidentWarps = D <= 64 ? 16 : 8;
+
+// One block of kW warps (1, 2 or 4) per (query token, KV head). The keys are split the
+// same way whatever kW: into kStreams interleaved streams of chunks (stream s takes
+// chunks s, s + kStreams, ...), each folded in order into its own online softmax and
+// the streams merged in order at the end, so every kW gives bit-identical results;
+// warp w runs streams w, w + kW, ... one after another. kW trades the latency of one
+// (token, head) — the whole kernel when the grid fits the GPU in one wave — against
+// blocks' fixed costs overlapping when it does not (Launch picks it).
+template <typename T, int D, bool kRotary, int kW>
+__global__ void __launch_bounds__(kW * 32, kResidentWarps<D> / kW) PagedAttentionMma(Args<T> a) {
   const int token = blockIdx.x, kv_head = blockIdx.y;
   const int group = a.q_heads / a.kv_heads;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -284,61 +291,83 @@ __global__ void __launch_bounds__(kWarps * 32, D <= 64 ? 4 : 2) PagedAttentionMm
   const int width = a.table_width != nullptr ? *a.table_width : a.max_blocks;
   const KvRows rows{a.block_tables + int64_t(a.token_rows[token]) * width,
                     a.positions[token] + 1, a.block_size, a.kv_heads, kv_head};
-  int64_t slot = LaneSlot(rows, int64_t(warp) * kChunk, lane);
+  int64_t slot = LaneSlot(rows, int64_t(warp) * kChunk, lane);  // the warp's first chunk
   uint4 q_slice[D / 32];
   LoadQuery<T, D, kRotary>(a, token, kv_head, group, lane, q_slice);
-  if constexpr (kRotary) WriteRotatedKv<T, D>(a, token, kv_head);
+  if constexpr (kRotary) WriteRotatedKv<T, D, kW>(a, token, kv_head);
 
-  WarpState<D> state;
+  __shared__ float out_s[kStreams][kMaxGroup][D];
+  __shared__ float max_s[kStreams][kMaxGroup], sum_s[kStreams][kMaxGroup];
   const int64_t chunks = (rows.context + kChunk - 1) / kChunk;
-  for (int64_t c = warp; c < chunks; c += kWarps) {
-    const int64_t next_slot = LaneSlot(rows, (c + kWarps) * kChunk, lane);
-    const Chunk<D> chunk = LoadChunk<T, D>(a.k_cache, a.v_cache, rows, slot, lane);
-    AttendChunk<T, D>(chunk, q_slice, c * kChunk, rows.context, a.log2_scale, lane, state);
-    slot = next_slot;
-  }
-  state.sum += __shfl_xor_sync(kFullMask, state.sum, 1);
-  state.sum += __shfl_xor_sync(kFullMask, state.sum, 2);
-
-  // Merge the warps: out = sum_w 2^(max_w - M) out_w / sum_w 2^(max_w - M) sum_w.
-  __shared__ float out_s[kWarps][kMaxGroup][D];
-  __shared__ float max_s[kWarps][kMaxGroup], sum_s[kWarps][kMaxGroup];
-  if (g < group) {
-#pragma unroll
-    for (int j = 0; j < D / 8; ++j) {
-      out_s[warp][g][2 * t * (D / 8) + j] = state.out[j][0];
-      out_s[warp][g][(2 * t + 1) * (D / 8) + j] = state.out[j][1];
+  for (int stream = warp; stream < kStreams; stream += kW) {
+    WarpState<D> state;
+    for (int64_t c = stream; c < chunks; c += kStreams) {
+      // The warp's next chunk: the stream's next, else the first of its next stream (an
+      // empty stream leaves the warp's later ones empty too, so nothing is skipped).
+      const int64_t next = c + kStreams < chunks ? c + kStreams : stream + kW;
+      const int64_t next_slot = LaneSlot(rows, next * kChunk, lane);
+      const Chunk<D> chunk = LoadChunk<T, D>(a.k_cache, a.v_cache, rows, slot, lane);
+      AttendChunk<T, D>(chunk, q_slice, c * kChunk, rows.context, a.log2_scale, lane, state);
+      slot = next_slot;
     }
-    if (t == 0) {
-      max_s[warp][g] = state.max;
-      sum_s[warp][g] = state.sum;
+    state.sum += __shfl_xor_sync(kFullMask, state.sum, 1);
+    state.sum += __shfl_xor_sync(kFullMask, state.sum, 2);
+    if (g < group) {
+#pragma unroll
+      for (int j = 0; j < D / 8; ++j) {
+        out_s[stream][g][2 * t * (D / 8) + j] = state.out[j][0];
+        out_s[stream][g][(2 * t + 1) * (D / 8) + j] = state.out[j][1];
+      }
+      if (t == 0) {
+        max_s[stream][g] = state.max;
+        sum_s[stream][g] = state.sum;
+      }
     }
   }
   __syncthreads();
+
+  // Merge the streams: out = sum_s 2^(max_s - M) out_s / sum_s 2^(max_s - M) sum_s.
   T* out_group = a.out + (int64_t(token) * a.q_heads + int64_t(kv_head) * group) * D;
-  for (int i = threadIdx.x; i < group * D; i += kWarps * 32) {
+  for (int i = threadIdx.x; i < group * D; i += kW * 32) {
     const int head = i / D, d = i % D;
     float overall_max = max_s[0][head];
 #pragma unroll
-    for (int w = 1; w < kWarps; ++w) overall_max = fmaxf(overall_max, max_s[w][head]);
+    for (int s = 1; s < kStreams; ++s) overall_max = fmaxf(overall_max, max_s[s][head]);
     float numerator = 0.f, denominator = 0.f;
 #pragma unroll
-    for (int w = 0; w < kWarps; ++w) {
-      const float weight = exp2f(max_s[w][head] - overall_max);
-      numerator += weight * out_s[w][head][d];
-      denominator += weight * sum_s[w][head];
+    for (int s = 0; s < kStreams; ++s) {
+      const float weight = exp2f(max_s[s][head] - overall_max);
+      numerator += weight * out_s[s][head][d];
+      denominator += weight * sum_s[s][head];
     }
     out_group[i] = FromFloat<T>(numerator / denominator);
   }
 }
 
+// Warps a block: as many as let the whole grid run in one wave, up to kStreams (H200,
+// Qwen2.5-0.5B shape, KV caches far larger than the L2: 4 warps at batch 256 and fewer
+// at 2048, where 1 warp a block takes 96 instead of 114 us a layer;
+// bench/experimental/paged_attention_experiment.cu).
 template <typename T, bool kRotary>
 void Launch(const Args<T>& args, int64_t tokens, int64_t head_dim, cudaStream_t stream) {
   if (tokens == 0) return;
+  int device = 0, sms = 0;
+  cudaGetDevice(&device);
+  cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device);
+  const int64_t resident = int64_t(sms) * (head_dim == 64 ? kResidentWarps<64> : kResidentWarps<128>);
+  const int64_t pairs = tokens * args.kv_heads;
+  const int warps = resident >= 4 * pairs ? 4 : resident >= 2 * pairs ? 2 : 1;
   const dim3 grid(static_cast<unsigned>(tokens), static_cast<unsigned>(args.kv_heads));
-  const auto kernel = head_dim == 64 ? PagedAttentionMma<T, 64, kRotary>
-                                     : PagedAttentionMma<T, 128, kRotary>;
-  kernel<<<grid, kWarps * 32, 0, stream>>>(args);
+  auto launch = [&](auto kernel) { kernel<<<grid, warps * 32, 0, stream>>>(args); };
+  if (head_dim == 64) {
+    if (warps == 4) launch(PagedAttentionMma<T, 64, kRotary, 4>);
+    if (warps == 2) launch(PagedAttentionMma<T, 64, kRotary, 2>);
+    if (warps == 1) launch(PagedAttentionMma<T, 64, kRotary, 1>);
+  } else {
+    if (warps == 4) launch(PagedAttentionMma<T, 128, kRotary, 4>);
+    if (warps == 2) launch(PagedAttentionMma<T, 128, kRotary, 2>);
+    if (warps == 1) launch(PagedAttentionMma<T, 128, kRotary, 1>);
+  }
 }
 
 // Args of a launch: everything but the query source and the rotary inputs.

@@ -129,6 +129,72 @@ TEST(PagedAttentionCuda, FreshPromptsOfManyLengthsMatchTheCpu) {
                        {5, 20, 33, 1, 9, 17, 2}});
 }
 
+// A decode row's attention is the same, bit for bit, whatever the batch around it: the
+// tensor-core kernel runs a (token, KV head) on four, two or one warp(s) depending on how
+// many blocks the grid has (on an H200: 3 rows four warps, 400 rows two, 2048 rows one),
+// with the same arithmetic. Rows of 1 to 199 cached tokens (some with fewer chunks than
+// the kernel has key streams), bfloat16, the Qwen2.5-0.5B head shape.
+TEST(PagedAttentionCuda, DecodeRowsDoNotDependOnTheBatchAroundThem) {
+  c10::NoGradGuard no_grad;
+  models::TransformerConfig config;
+  config.num_hidden_layers = 1;
+  config.num_attention_heads = 14;
+  config.num_key_value_heads = 2;
+  config.head_dim = 64;
+  const int64_t rows = 2048, block_size = 16, width = 13;  // 13 blocks: 200 tokens
+  std::vector<int32_t> tables(rows * width);
+  std::iota(tables.begin(), tables.end(), 0);
+  std::shuffle(tables.begin(), tables.end(), std::mt19937(5));
+  const auto options = at::TensorOptions().dtype(at::kBFloat16).device(at::kCUDA, 0);
+  PagedKvCache cache(config, rows * width, block_size, options);
+  const at::Tensor block_tables = at::tensor(tables, at::kInt).view({rows, width}).cuda();
+  std::vector<int64_t> context(rows);
+  for (int64_t r = 0; r < rows; ++r) context[r] = 1 + (r * 37) % 199;
+  // `tokens` of row r at positions [first[r], first[r] + tokens[r]).
+  auto step = [&](const std::vector<int64_t>& first, const std::vector<int64_t>& tokens) {
+    StepAttention attention;
+    std::vector<int64_t> slots, positions;
+    std::vector<int32_t> token_rows;
+    for (size_t r = 0; r < tokens.size(); ++r) {
+      for (int64_t p = first[r]; p < first[r] + tokens[r]; ++p) {
+        slots.push_back(int64_t(tables[r * width + p / block_size]) * block_size + p % block_size);
+        positions.push_back(p);
+        token_rows.push_back(static_cast<int32_t>(r));
+      }
+    }
+    attention.slot_mapping = at::tensor(slots, at::kLong).cuda();
+    attention.positions = at::tensor(positions, at::kLong).cuda();
+    attention.token_rows = at::tensor(token_rows, at::kInt).cuda();
+    attention.block_tables = block_tables;
+    return attention;
+  };
+  at::manual_seed(9);
+  auto random = [&](int64_t n, int64_t heads) { return at::randn({n, heads, 64}, options); };
+  const int64_t cached = std::accumulate(context.begin(), context.end(), int64_t{0});
+  const StepAttention prefill = step(std::vector<int64_t>(rows, 0), context);
+  cache.BeginStep(&prefill);
+  cache.AppendAndAttend(0, random(cached, 14), random(cached, 2), random(cached, 2), 0.125);
+  cache.BeginStep(nullptr);
+  // Every decode step writes the same new keys and values for the rows it has.
+  const at::Tensor q = random(rows, 14), k = random(rows, 2), v = random(rows, 2);
+  auto decode = [&](int64_t batch) {
+    const StepAttention attention = step(std::vector<int64_t>(context.begin(), context.begin() + batch),
+                                         std::vector<int64_t>(batch, 1));
+    cache.BeginStep(&attention);
+    const at::Tensor out = cache.AppendAndAttend(0, q.narrow(0, 0, batch), k.narrow(0, 0, batch),
+                                                 v.narrow(0, 0, batch), 0.125);
+    cache.BeginStep(nullptr);
+    return out.narrow(0, 0, 3).cpu();
+  };
+  const at::Tensor alone = decode(3);
+  for (int64_t batch : {400, 2048}) {
+    const at::Tensor among = decode(batch);
+    EXPECT_TRUE(at::equal(among, alone))
+        << "batch " << batch << ": max difference "
+        << (among.to(at::kFloat) - alone.to(at::kFloat)).abs().max().item<float>();
+  }
+}
+
 // Decode steps through TryRotateAppendAndAttend (RoPE, KV write and attention in one
 // kernel) and through FusedRopeQk + AppendAndAttend, each on its own cache with the same
 // prefilled contents: the same outputs, bit for bit, over two steps (the second reads
