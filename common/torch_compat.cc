@@ -105,17 +105,20 @@ void AdamWStep(const std::vector<at::Tensor>& params, const std::vector<at::Tens
 bool VariableLengthAttentionAvailable() { return true; }
 
 at::Tensor VariableLengthCausalAttention(const at::Tensor& q, const at::Tensor& k,
-                                         const at::Tensor& v, const at::Tensor& offsets,
-                                         int64_t max_length, double scale) {
+                                         const at::Tensor& v, const at::Tensor& q_offsets,
+                                         const at::Tensor& k_offsets, int64_t max_q,
+                                         int64_t max_k, double scale) {
+  // FlashAttention aligns a causal segment's queries with the end of its keys.
   return std::get<0>(at::_flash_attention_forward(
-      q, k, v, offsets, offsets, max_length, max_length, /*dropout_p=*/0.0, /*is_causal=*/true,
+      q, k, v, q_offsets, k_offsets, max_q, max_k, /*dropout_p=*/0.0, /*is_causal=*/true,
       /*return_debug_mask=*/false, scale));
 }
 #else
 bool VariableLengthAttentionAvailable() { return false; }
 
 at::Tensor VariableLengthCausalAttention(const at::Tensor& q, const at::Tensor&,
-                                         const at::Tensor&, const at::Tensor&, int64_t, double) {
+                                         const at::Tensor&, const at::Tensor&, const at::Tensor&,
+                                         int64_t, int64_t, double) {
   TORCH_CHECK(false, "variable-length attention of ", q.scalar_type(),
               " tensors needs LibTorch 2.5 or later");
 }

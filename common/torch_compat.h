@@ -41,17 +41,20 @@ void AdamWStep(const std::vector<at::Tensor>& params, const std::vector<at::Tens
                const std::vector<at::Tensor>& steps, double lr, double beta1, double beta2,
                double eps, double weight_decay);
 
-// Causal attention over a packed batch of sequences of different lengths: q [N, Hq, D],
-// k/v [N, Hkv, D] (Hq a multiple of Hkv), sequence s holding tokens [offsets[s],
-// offsets[s + 1]) (offsets int32 [S + 1] on q's device, the longest sequence
-// `max_length` tokens long); each token attends to its sequence's tokens up to itself.
-// Returns [N, Hq, D]. FlashAttention's variable-length kernel, for CUDA tensors in
-// bfloat16 or float16 with head_dim a multiple of 8 up to 256, in LibTorch >= 2.5:
+// Causal attention over packed segments of different lengths: q [Nq, Hq, D], k/v
+// [Nk, Hkv, D] (Hq a multiple of Hkv); segment s has queries [q_offsets[s],
+// q_offsets[s + 1]) and keys [k_offsets[s], k_offsets[s + 1]) (offsets int32 [S + 1] on
+// q's device; at most max_q queries and max_k keys a segment). Its last query is aligned
+// with its last key: query i of Lq sees keys j <= i + Lk - Lq (Lk = Lq: plain causal; Lk
+// > Lq: the first Lk - Lq keys are a prefix every query sees). Returns [Nq, Hq, D],
+// differentiable. FlashAttention's variable-length kernel, for CUDA tensors in bfloat16
+// or float16 with head_dim a multiple of 8 up to 256, in LibTorch >= 2.5:
 // VariableLengthAttentionAvailable() is false in older versions, where the call throws.
 bool VariableLengthAttentionAvailable();
 at::Tensor VariableLengthCausalAttention(const at::Tensor& q, const at::Tensor& k,
-                                         const at::Tensor& v, const at::Tensor& offsets,
-                                         int64_t max_length, double scale);
+                                         const at::Tensor& v, const at::Tensor& q_offsets,
+                                         const at::Tensor& k_offsets, int64_t max_q,
+                                         int64_t max_k, double scale);
 
 // a [B, M, K] x b [B, K, N] (bfloat16 or float16 on CUDA) -> float32 [B, M, N] from one
 // batched GEMM accumulating in float32: at::bmm with out_dtype, LibTorch >= 2.8. Older

@@ -114,7 +114,8 @@ at::Tensor PagedKvCache::AppendAndAttend(int64_t layer, const at::Tensor& q, con
     const int64_t first = first_fresh_token_, fresh = q.size(0) - first;
     const at::Tensor fresh_out = compat::VariableLengthCausalAttention(
         q_c.narrow(0, first, fresh), k.narrow(0, first, fresh).contiguous(),
-        v.narrow(0, first, fresh).contiguous(), fresh_row_offsets_, longest_fresh_row_, scale);
+        v.narrow(0, first, fresh).contiguous(), fresh_row_offsets_, fresh_row_offsets_,
+        longest_fresh_row_, longest_fresh_row_, scale);
     if (first == 0) return fresh_out;
     at::Tensor out = at::empty_like(q_c);
     AttendInPlace(q_c, first, keys, values, scale, out);

@@ -8,7 +8,9 @@
 //   Forward()      training/scoring over padded batches [B, T] with an attention mask
 //                  and position ids (verl's layout: left-padded prompts, right-padded
 //                  responses), autograd-friendly;
-//   ForwardStep()  incremental, over a KvCache the caller owns (the rollout engine's).
+//   ForwardStep()  over flattened tokens and a KvCache the caller owns: incremental
+//                  (the rollout engine's paged cache), or packed segments without
+//                  padding (models/packed_attention.h; autograd-friendly).
 // Both return final hidden states; Logits() applies the LM head, and
 // models/token_scores.h turns hidden states into log-probs without materialising the
 // whole batch's float32 logits.
@@ -92,7 +94,8 @@ class CausalLM {
   at::Tensor Forward(const at::Tensor& input_ids, const at::Tensor& position_ids,
                      const at::Tensor& attention_mask) const;
   // input_ids, positions [N] int64 (the step's tokens, in the order `cache` expects).
-  // Returns [N, H] hidden states after the final norm.
+  // Returns [N, H] hidden states after the final norm. With autograd on it runs the
+  // same layers as Forward (the fused inference kernels only run without it).
   at::Tensor ForwardStep(const at::Tensor& input_ids, const at::Tensor& positions,
                          KvCache& cache) const;
   // hidden [..., H] -> logits [..., V] in the model dtype.

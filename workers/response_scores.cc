@@ -3,19 +3,63 @@
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 
+#include <optional>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "models/shared_prompt_packing.h"
 
 namespace rollout::workers {
+
+namespace {
+
+bool SharesPrompts(const models::CausalLM& model, PromptSharing sharing) {
+  switch (sharing) {
+    case PromptSharing::kNever: return false;
+    case PromptSharing::kAlways: return true;
+    case PromptSharing::kWhereFast:
+      return models::PackedSegmentAttention::UsesFlashKernel(model.device(), model.dtype(),
+                                                             model.config().head_dim);
+  }
+  return false;
+}
+
+// The scores of `packed`'s response tokens, scattered into [rows, response] (0 where no
+// token is).
+models::TokenScores ScorePacked(const models::CausalLM& model, models::SharedPromptPacking& packed,
+                                int64_t rows, int64_t response, bool with_entropy,
+                                double temperature) {
+  const at::Tensor hidden = model.ForwardStep(packed.input_ids, packed.positions, packed.attention);
+  const models::TokenScores flat =
+      models::ScoreTokens(model, hidden.index_select(0, packed.score_rows).unsqueeze(0),
+                          packed.score_targets.unsqueeze(0), with_entropy, temperature);
+  auto scatter = [&](const at::Tensor& values) {
+    return at::zeros({rows * response}, values.options())
+        .scatter(0, packed.score_slots, values.view(-1))
+        .view({rows, response});
+  };
+  models::TokenScores scores;
+  scores.log_probs = scatter(flat.log_probs);
+  if (with_entropy) scores.entropy = scatter(flat.entropy);
+  return scores;
+}
+
+}  // namespace
 
 models::TokenScores ScoreResponses(const models::CausalLM& model, const at::Tensor& input_ids,
                                    const at::Tensor& position_ids, const at::Tensor& attention_mask,
                                    const at::Tensor& responses, bool with_entropy,
-                                   double temperature) {
+                                   double temperature, PromptSharing sharing) {
   const int64_t total = input_ids.size(1);
   const int64_t response = responses.size(1);
+  if (SharesPrompts(model, sharing)) {
+    std::optional<models::SharedPromptPacking> packed =
+        models::PackSharedPrompts(input_ids, attention_mask, position_ids, response);
+    if (packed) {
+      return ScorePacked(model, *packed, input_ids.size(0), response, with_entropy, temperature);
+    }
+  }
   const at::Tensor hidden = model.Forward(input_ids, position_ids, attention_mask);
   return models::ScoreTokens(model, hidden.narrow(1, total - response - 1, response), responses,
                              with_entropy, temperature);
@@ -24,7 +68,8 @@ models::TokenScores ScoreResponses(const models::CausalLM& model, const at::Tens
 absl::StatusOr<models::TokenScores> ScoreResponsesNoGrad(const models::CausalLM& model,
                                                          const PolicyBatch& batch,
                                                          int64_t micro_batch_rows,
-                                                         bool with_entropy, double temperature) {
+                                                         bool with_entropy, double temperature,
+                                                         PromptSharing sharing) {
   RETURN_IF_ERROR(CheckPolicyBatch(batch));
   if (micro_batch_rows < 1) {
     return absl::InvalidArgumentError(absl::StrCat("micro-batch rows is ", micro_batch_rows, "; must be >= 1"));
@@ -36,7 +81,7 @@ absl::StatusOr<models::TokenScores> ScoreResponsesNoGrad(const models::CausalLM&
     const PolicyBatch micro = SliceRows(batch, start, std::min(micro_batch_rows, rows - start));
     models::TokenScores scores = ScoreResponses(model, micro.input_ids, micro.position_ids,
                                                 micro.attention_mask, micro.responses, with_entropy,
-                                                temperature);
+                                                temperature, sharing);
     log_probs.push_back(scores.log_probs);
     if (with_entropy) entropies.push_back(scores.entropy);
   }

@@ -15,13 +15,25 @@
 
 namespace rollout::workers {
 
+// Whether scoring computes each prompt once for every run of consecutive rows that
+// share it, without padding (models/shared_prompt_packing.h): the same scores up to
+// rounding, from fewer tokens when responses come n to a prompt (GRPO) or carry padding.
+//   kWhereFast: where attention over packed segments takes the flash kernel (half
+//               precision on CUDA); elsewhere each segment is attended on its own,
+//               slower than the padded batch.
+enum class PromptSharing { kNever, kWhereFast, kAlways };
+
 // input_ids, position_ids, attention_mask [B, T]; responses [B, R] (0 < R < T), the last
 // R columns of input_ids. [B, R] float32 log-probs (entropies when asked), with logits
-// divided by `temperature`; differentiable when grad mode is on.
+// divided by `temperature`; differentiable when grad mode is on. Positions whose
+// attention_mask is 0 hold 0 when the prompts are shared, unspecified finite values
+// otherwise. Batches whose rows are not a prompt run then a response run are scored
+// padded whatever `sharing` says.
 models::TokenScores ScoreResponses(const models::CausalLM& model, const at::Tensor& input_ids,
                                    const at::Tensor& position_ids, const at::Tensor& attention_mask,
                                    const at::Tensor& responses, bool with_entropy,
-                                   double temperature = 1.0);
+                                   double temperature = 1.0,
+                                   PromptSharing sharing = PromptSharing::kWhereFast);
 
 // ScoreResponses over a whole PolicyBatch, `micro_batch_rows` rows at a time, without
 // gradients: [B, R] float32 log-probs (and entropies when asked). InvalidArgument for a
@@ -30,6 +42,8 @@ absl::StatusOr<models::TokenScores> ScoreResponsesNoGrad(const models::CausalLM&
                                                          const PolicyBatch& batch,
                                                          int64_t micro_batch_rows,
                                                          bool with_entropy,
-                                                         double temperature = 1.0);
+                                                         double temperature = 1.0,
+                                                         PromptSharing sharing =
+                                                             PromptSharing::kWhereFast);
 
 }  // namespace rollout::workers
