@@ -10,7 +10,8 @@
 //                    [--prompt=128] [--response=256] [--micro=64] [--update_micro=16]
 //                    [--steps=3] [--trace=PREFIX]
 // --trace writes Chrome traces of one log-prob pass each way to PREFIX-{padded,shared}.json
-// (bench/trace_summary.py sums them).
+// and of one update pass to PREFIX-{padded,shared}-update.json (bench/trace_summary.py
+// sums them).
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 
@@ -146,9 +147,10 @@ int Main(const std::vector<std::string>& args) {
                                  shared ? "shared" : "padded", log_prob * 1e3, log_prob / padded[0],
                                  update * 1e3, update / padded[1]);
     if (!o.trace.empty()) {
-      const std::string path = o.trace + (shared ? "-shared.json" : "-padded.json");
-      WriteChromeTrace(path, device->is_cuda(), [&] { log_prob_pass(sharing); });
-      std::cout << "  trace of a log-prob pass: " << path << "\n";
+      const std::string path = o.trace + (shared ? "-shared" : "-padded");
+      WriteChromeTrace(path + ".json", device->is_cuda(), [&] { log_prob_pass(sharing); });
+      WriteChromeTrace(path + "-update.json", device->is_cuda(), [&] { update_pass(sharing); });
+      std::cout << "  traces of a log-prob pass and an update pass: " << path << "{,-update}.json\n";
     }
   }
   const int64_t padded_tokens = rows * (o.prompt + o.response);

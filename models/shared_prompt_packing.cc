@@ -50,7 +50,7 @@ at::Tensor OnDevice(const std::vector<int64_t>& values, c10::Device device) {
 std::optional<SharedPromptPacking> PackSharedPrompts(const at::Tensor& input_ids,
                                                      const at::Tensor& attention_mask,
                                                      const at::Tensor& position_ids,
-                                                     int64_t response_length) {
+                                                     int64_t response_length, c10::Device device) {
   const int64_t rows = input_ids.size(0), total = input_ids.size(1);
   const int64_t prompt_end = total - response_length;
   const at::Tensor ids = input_ids.to(at::kCPU, at::kLong).contiguous();
@@ -103,7 +103,6 @@ std::optional<SharedPromptPacking> PackSharedPrompts(const at::Tensor& input_ids
     b = end;
   }
 
-  const c10::Device device = input_ids.device();
   return SharedPromptPacking{
       OnDevice(packed_ids, device),
       OnDevice(packed_positions, device),

@@ -33,12 +33,14 @@ struct SharedPromptPacking {
 };
 
 // input_ids, attention_mask, position_ids [B, T]; the last `response_length` columns are
-// the responses. nullopt when some row is not one run of at least one prompt token
-// ending at column T - R followed by one run of response tokens (possibly empty)
-// starting there; such a batch needs CausalLM::Forward. Copies the batch to the host.
+// the responses. The packing's tensors go to `device`. nullopt when some row is not one
+// run of at least one prompt token ending at column T - R followed by one run of
+// response tokens (possibly empty) starting there; such a batch needs
+// CausalLM::Forward. Reads the batch on the host: device tensors are copied there,
+// which waits for the work queued before.
 std::optional<SharedPromptPacking> PackSharedPrompts(const at::Tensor& input_ids,
                                                      const at::Tensor& attention_mask,
                                                      const at::Tensor& position_ids,
-                                                     int64_t response_length);
+                                                     int64_t response_length, c10::Device device);
 
 }  // namespace rollout::models

@@ -2,6 +2,9 @@
 
 #include <ATen/ATen.h>
 
+#include <optional>
+#include <utility>
+
 #include "absl/strings/str_cat.h"
 #include "algorithms/kl.h"
 #include "algorithms/loss_aggregation.h"
@@ -32,20 +35,22 @@ PolicyActor::PolicyActor(models::CausalLM* model, std::vector<at::Tensor*> train
       schedule_(std::move(schedule)),
       optimizer_(trainable_, options.adamw) {}
 
-models::TokenScores PolicyActor::Score(const PolicyBatch& batch, bool with_entropy) const {
-  return ScoreResponses(*model_, batch.input_ids, batch.position_ids, batch.attention_mask,
-                        batch.responses, with_entropy, options_.temperature);
-}
-
 absl::StatusOr<models::TokenScores> PolicyActor::ComputeLogProbs(const PolicyBatch& batch,
                                                                  int64_t micro_batch_rows,
                                                                  bool with_entropy) const {
   return ScoreResponsesNoGrad(*model_, batch, micro_batch_rows, with_entropy, options_.temperature);
 }
 
-absl::Status PolicyActor::AccumulateMicroBatch(const PolicyBatch& micro, double share,
-                                               MetricLists* metrics) {
-  const models::TokenScores scores = Score(micro, /*with_entropy=*/true);
+absl::Status PolicyActor::AccumulateMicroBatch(const PolicyBatch& micro,
+                                               std::optional<models::SharedPromptPacking> packed,
+                                               double share, MetricLists* metrics) {
+  const models::TokenScores scores =
+      packed ? ScorePackedResponses(*model_, *packed, micro.input_ids.size(0),
+                                    micro.responses.size(1), /*with_entropy=*/true,
+                                    options_.temperature)
+             : ScoreResponses(*model_, micro.input_ids, micro.position_ids, micro.attention_mask,
+                              micro.responses, /*with_entropy=*/true, options_.temperature,
+                              PromptSharing::kNever);
   const at::Tensor& mask = micro.response_mask;
   ASSIGN_OR_RETURN(const algorithms::PolicyLossResult pg,
                    algorithms::ComputePolicyLoss(micro.old_log_probs.to(at::kFloat), scores.log_probs,
@@ -83,10 +88,19 @@ absl::StatusOr<std::map<std::string, double>> PolicyActor::Update(const PolicyBa
   optimizer_.set_lr(lr);
   model_->set_training(true);
   MetricLists metrics;
+  // Micro-batches are packed for their forwards from one host copy of the token layout,
+  // so packing never waits for the device.
+  const at::Tensor host_ids = batch.input_ids.cpu(), host_mask = batch.attention_mask.cpu();
+  const at::Tensor host_positions = batch.position_ids.cpu();
   const absl::StatusOr<MiniBatchResult> steps = RunMiniBatches(
       batch.input_ids.size(0), options_.plan, trainable_, optimizer_,
       [&](int64_t start, int64_t rows, double share) {
-        return AccumulateMicroBatch(SliceRows(batch, start, rows), share, &metrics);
+        std::optional<models::SharedPromptPacking> packed = PackForScoring(
+            *model_, host_ids.narrow(0, start, rows), host_mask.narrow(0, start, rows),
+            host_positions.narrow(0, start, rows), batch.responses.size(1),
+            PromptSharing::kWhereFast);
+        return AccumulateMicroBatch(SliceRows(batch, start, rows), std::move(packed), share,
+                                    &metrics);
       });
   model_->set_training(false);
   if (!steps.ok()) {

@@ -14,12 +14,14 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "algorithms/policy_loss.h"
 #include "models/causal_lm.h"
+#include "models/shared_prompt_packing.h"
 #include "models/token_scores.h"
 #include "workers/adamw.h"
 #include "workers/lr_schedule.h"
@@ -74,11 +76,11 @@ class PolicyActor {
  private:
   PolicyActor(models::CausalLM* model, std::vector<at::Tensor*> trainable,
               const PolicyActorOptions& options, LrSchedule schedule);
-  // Forward over `rows` with gradients; [rows, R] float32 log-probs and entropies.
-  models::TokenScores Score(const PolicyBatch& batch, bool with_entropy) const;
-  // Loss of one micro-batch, scaled by its share of the mini-batch, backpropagated.
-  absl::Status AccumulateMicroBatch(const PolicyBatch& micro, double share,
-                                    MetricLists* metrics);
+  // Loss of one micro-batch, scaled by its share of the mini-batch, backpropagated; its
+  // forward runs through `packed` (PackForScoring) when given, else padded.
+  absl::Status AccumulateMicroBatch(const PolicyBatch& micro,
+                                    std::optional<models::SharedPromptPacking> packed,
+                                    double share, MetricLists* metrics);
 
   models::CausalLM* const model_;
   std::vector<at::Tensor*> trainable_;

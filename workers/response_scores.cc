@@ -8,7 +8,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "models/shared_prompt_packing.h"
 
 namespace rollout::workers {
 
@@ -25,19 +24,32 @@ bool SharesPrompts(const models::CausalLM& model, PromptSharing sharing) {
   return false;
 }
 
-// The scores of `packed`'s response tokens, scattered into [rows, response] (0 where no
-// token is).
-models::TokenScores ScorePacked(const models::CausalLM& model, models::SharedPromptPacking& packed,
-                                int64_t rows, int64_t response, bool with_entropy,
-                                double temperature) {
+}  // namespace
+
+std::optional<models::SharedPromptPacking> PackForScoring(const models::CausalLM& model,
+                                                          const at::Tensor& input_ids,
+                                                          const at::Tensor& attention_mask,
+                                                          const at::Tensor& position_ids,
+                                                          int64_t response_length,
+                                                          PromptSharing sharing) {
+  if (!SharesPrompts(model, sharing)) return std::nullopt;
+  return models::PackSharedPrompts(input_ids, attention_mask, position_ids, response_length,
+                                   model.device());
+}
+
+models::TokenScores ScorePackedResponses(const models::CausalLM& model,
+                                         models::SharedPromptPacking& packed, int64_t rows,
+                                         int64_t response_length, bool with_entropy,
+                                         double temperature) {
   const at::Tensor hidden = model.ForwardStep(packed.input_ids, packed.positions, packed.attention);
   const models::TokenScores flat =
       models::ScoreTokens(model, hidden.index_select(0, packed.score_rows).unsqueeze(0),
                           packed.score_targets.unsqueeze(0), with_entropy, temperature);
+  // Into [rows, R], 0 where no token is.
   auto scatter = [&](const at::Tensor& values) {
-    return at::zeros({rows * response}, values.options())
+    return at::zeros({rows * response_length}, values.options())
         .scatter(0, packed.score_slots, values.view(-1))
-        .view({rows, response});
+        .view({rows, response_length});
   };
   models::TokenScores scores;
   scores.log_probs = scatter(flat.log_probs);
@@ -45,20 +57,16 @@ models::TokenScores ScorePacked(const models::CausalLM& model, models::SharedPro
   return scores;
 }
 
-}  // namespace
-
 models::TokenScores ScoreResponses(const models::CausalLM& model, const at::Tensor& input_ids,
                                    const at::Tensor& position_ids, const at::Tensor& attention_mask,
                                    const at::Tensor& responses, bool with_entropy,
                                    double temperature, PromptSharing sharing) {
   const int64_t total = input_ids.size(1);
   const int64_t response = responses.size(1);
-  if (SharesPrompts(model, sharing)) {
-    std::optional<models::SharedPromptPacking> packed =
-        models::PackSharedPrompts(input_ids, attention_mask, position_ids, response);
-    if (packed) {
-      return ScorePacked(model, *packed, input_ids.size(0), response, with_entropy, temperature);
-    }
+  if (std::optional<models::SharedPromptPacking> packed =
+          PackForScoring(model, input_ids, attention_mask, position_ids, response, sharing)) {
+    return ScorePackedResponses(model, *packed, input_ids.size(0), response, with_entropy,
+                                temperature);
   }
   const at::Tensor hidden = model.Forward(input_ids, position_ids, attention_mask);
   return models::ScoreTokens(model, hidden.narrow(1, total - response - 1, response), responses,
@@ -75,13 +83,32 @@ absl::StatusOr<models::TokenScores> ScoreResponsesNoGrad(const models::CausalLM&
     return absl::InvalidArgumentError(absl::StrCat("micro-batch rows is ", micro_batch_rows, "; must be >= 1"));
   }
   c10::NoGradGuard no_grad;
-  std::vector<at::Tensor> log_probs, entropies;
-  const int64_t rows = batch.input_ids.size(0);
+  const int64_t rows = batch.input_ids.size(0), response = batch.responses.size(1);
+  std::vector<PolicyBatch> micros;
   for (int64_t start = 0; start < rows; start += micro_batch_rows) {
-    const PolicyBatch micro = SliceRows(batch, start, std::min(micro_batch_rows, rows - start));
-    models::TokenScores scores = ScoreResponses(model, micro.input_ids, micro.position_ids,
-                                                micro.attention_mask, micro.responses, with_entropy,
-                                                temperature, sharing);
+    micros.push_back(SliceRows(batch, start, std::min(micro_batch_rows, rows - start)));
+  }
+  // Every micro-batch is packed before the first forward, from one host copy of the
+  // batch, so the forwards queue on the device without waiting for the host.
+  std::vector<std::optional<models::SharedPromptPacking>> packed(micros.size());
+  if (SharesPrompts(model, sharing)) {
+    const at::Tensor ids = batch.input_ids.cpu(), mask = batch.attention_mask.cpu();
+    const at::Tensor positions = batch.position_ids.cpu();
+    for (size_t i = 0; i < micros.size(); ++i) {
+      const int64_t start = static_cast<int64_t>(i) * micro_batch_rows;
+      const int64_t length = micros[i].input_ids.size(0);
+      packed[i] = PackForScoring(model, ids.narrow(0, start, length), mask.narrow(0, start, length),
+                                 positions.narrow(0, start, length), response, sharing);
+    }
+  }
+  std::vector<at::Tensor> log_probs, entropies;
+  for (size_t i = 0; i < micros.size(); ++i) {
+    const PolicyBatch& micro = micros[i];
+    models::TokenScores scores =
+        packed[i] ? ScorePackedResponses(model, *packed[i], micro.input_ids.size(0), response,
+                                         with_entropy, temperature)
+                  : ScoreResponses(model, micro.input_ids, micro.position_ids, micro.attention_mask,
+                                   micro.responses, with_entropy, temperature, PromptSharing::kNever);
     log_probs.push_back(scores.log_probs);
     if (with_entropy) entropies.push_back(scores.entropy);
   }

@@ -7,9 +7,11 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <optional>
 
 #include "absl/status/statusor.h"
 #include "models/causal_lm.h"
+#include "models/shared_prompt_packing.h"
 #include "models/token_scores.h"
 #include "workers/policy_batch.h"
 
@@ -34,6 +36,24 @@ models::TokenScores ScoreResponses(const models::CausalLM& model, const at::Tens
                                    const at::Tensor& responses, bool with_entropy,
                                    double temperature = 1.0,
                                    PromptSharing sharing = PromptSharing::kWhereFast);
+
+// The packing ScoreResponses would score `input_ids`'s rows through when `sharing`
+// applies to the model (nullopt where it does not, or where the rows do not fit:
+// ScoreResponses then scores them padded). Host tensors are read without waiting for
+// the device, so callers that score micro-batches pack them from one host copy of the
+// batch and the forwards queue back to back.
+std::optional<models::SharedPromptPacking> PackForScoring(const models::CausalLM& model,
+                                                          const at::Tensor& input_ids,
+                                                          const at::Tensor& attention_mask,
+                                                          const at::Tensor& position_ids,
+                                                          int64_t response_length,
+                                                          PromptSharing sharing);
+
+// ScoreResponses of the `rows` rows `packed` (from PackForScoring) holds.
+models::TokenScores ScorePackedResponses(const models::CausalLM& model,
+                                         models::SharedPromptPacking& packed, int64_t rows,
+                                         int64_t response_length, bool with_entropy,
+                                         double temperature = 1.0);
 
 // ScoreResponses over a whole PolicyBatch, `micro_batch_rows` rows at a time, without
 // gradients: [B, R] float32 log-probs (and entropies when asked). InvalidArgument for a

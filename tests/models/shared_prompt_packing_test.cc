@@ -16,6 +16,7 @@ namespace {
 
 constexpr char kFixture[] = "tests/data/tiny-qwen2";
 constexpr int64_t kPrompt = 5, kResponse = 4;
+const c10::Device kCpu(c10::kCPU);
 
 std::unique_ptr<CausalLM> LoadFixture() {
   absl::StatusOr<std::unique_ptr<CausalLM>> model = CausalLM::Load(kFixture, LoadOptions());
@@ -68,7 +69,7 @@ at::Tensor PaddedScoreHidden(const CausalLM& model, const Batch& batch, const at
 TEST(SharedPromptPacking, ComputesEachPromptOnceWithoutPadding) {
   const Batch batch = GroupedBatch();
   const std::optional<SharedPromptPacking> packed =
-      PackSharedPrompts(batch.input_ids, batch.attention_mask, batch.position_ids, kResponse);
+      PackSharedPrompts(batch.input_ids, batch.attention_mask, batch.position_ids, kResponse, kCpu);
   ASSERT_TRUE(packed.has_value());
   EXPECT_EQ(packed->prompt_groups, 3);
   // Prompts 3 + 5 + 4 tokens, responses (4 - 1) + (2 - 1) + 0 + (3 - 1) + 0 + (4 - 1).
@@ -83,7 +84,7 @@ TEST(SharedPromptPacking, HiddenStatesMatchThePaddedForward) {
   const std::unique_ptr<CausalLM> model = LoadFixture();
   const Batch batch = GroupedBatch();
   std::optional<SharedPromptPacking> packed =
-      PackSharedPrompts(batch.input_ids, batch.attention_mask, batch.position_ids, kResponse);
+      PackSharedPrompts(batch.input_ids, batch.attention_mask, batch.position_ids, kResponse, kCpu);
   ASSERT_TRUE(packed.has_value());
   c10::NoGradGuard no_grad;
   const at::Tensor got = model->ForwardStep(packed->input_ids, packed->positions, packed->attention)
@@ -102,7 +103,7 @@ TEST(SharedPromptPacking, GradientsMatchThePaddedForward) {
   const std::unique_ptr<CausalLM> model = LoadFixture();
   const Batch batch = GroupedBatch();
   std::optional<SharedPromptPacking> packed =
-      PackSharedPrompts(batch.input_ids, batch.attention_mask, batch.position_ids, kResponse);
+      PackSharedPrompts(batch.input_ids, batch.attention_mask, batch.position_ids, kResponse, kCpu);
   ASSERT_TRUE(packed.has_value());
   std::vector<std::pair<std::string, at::Tensor*>> params = model->NamedParameters();
   for (auto& [name, param] : params) param->set_requires_grad(true);
@@ -130,14 +131,14 @@ TEST(SharedPromptPacking, GradientsMatchThePaddedForward) {
 TEST(SharedPromptPacking, RowsOfAnotherShapeAreLeftToThePaddedForward) {
   Batch hole = GroupedBatch();
   hole.attention_mask[0][kPrompt - 2] = 0;  // a gap inside row 0's prompt
-  EXPECT_FALSE(PackSharedPrompts(hole.input_ids, hole.attention_mask, hole.position_ids, kResponse));
+  EXPECT_FALSE(PackSharedPrompts(hole.input_ids, hole.attention_mask, hole.position_ids, kResponse, kCpu));
   Batch response_gap = GroupedBatch();
   response_gap.attention_mask[0][kPrompt + 1] = 0;  // row 0's response: token, gap, tokens
   EXPECT_FALSE(PackSharedPrompts(response_gap.input_ids, response_gap.attention_mask,
-                                 response_gap.position_ids, kResponse));
+                                 response_gap.position_ids, kResponse, kCpu));
   const Batch no_prompt = MakeBatch({{}}, {3});  // nothing predicts the first response token
   EXPECT_FALSE(PackSharedPrompts(no_prompt.input_ids, no_prompt.attention_mask,
-                                 no_prompt.position_ids, kResponse));
+                                 no_prompt.position_ids, kResponse, kCpu));
 }
 
 }  // namespace

@@ -47,6 +47,25 @@ TEST(ScoreResponses, SharedPromptsGiveThePaddedScores) {
   EXPECT_EQ(shared.entropy.masked_select(present.logical_not()).abs().sum().item<float>(), 0.f);
 }
 
+// Micro-batches of four rows split the second group (rows 3 | 4-5); each is packed on
+// its own.
+TEST(ScoreResponses, SharedPromptsInMicroBatchesGiveThePaddedScores) {
+  const auto model = testing::TinyModel();
+  const PolicyBatch batch = GroupedBatch();
+  const absl::StatusOr<models::TokenScores> shared =
+      ScoreResponsesNoGrad(*model, batch, 4, /*with_entropy=*/true, 1.0, PromptSharing::kAlways);
+  ASSERT_TRUE(shared.ok()) << shared.status();
+  c10::NoGradGuard no_grad;
+  const models::TokenScores padded =
+      ScoreResponses(*model, batch.input_ids, batch.position_ids, batch.attention_mask,
+                     batch.responses, /*with_entropy=*/true, 1.0, PromptSharing::kNever);
+  const at::Tensor present =
+      batch.attention_mask.narrow(1, testing::kPrompt, testing::kResponse).to(at::kBool);
+  EXPECT_LT((shared->log_probs - padded.log_probs).masked_select(present).abs().max().item<float>(),
+            1e-5);
+  EXPECT_LT((shared->entropy - padded.entropy).masked_select(present).abs().max().item<float>(), 1e-5);
+}
+
 // Where the flash kernel does not serve (float32 on the CPU), the default scores padded.
 TEST(ScoreResponses, SharesPromptsByDefaultOnlyWhereFast) {
   const auto model = testing::TinyModel();
