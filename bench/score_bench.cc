@@ -1,7 +1,8 @@
 // The actor's scoring passes on a GRPO batch, with and without shared prompts
 // (workers/response_scores.h PromptSharing): the log-prob pass (old_log_prob / ref:
 // no autograd, `micro` rows at a time) and the update's forward + backward (`update_micro`
-// rows at a time, gradient of the summed log-probs), on a randomly initialised model.
+// rows at a time, gradient of the summed log-probs), on a randomly initialised model;
+// then the actor's whole update (PolicyActor::Update: losses, metrics, AdamW).
 // Prompts of `prompt` random tokens, each with `n` responses of `response` tokens (as
 // bench/grpo_step_bench.sh: 128 + 256, EOS ignored). Prints milliseconds per batch and
 // the ratio shared / padded; the tokens the model sees either way.
@@ -10,8 +11,8 @@
 //                    [--prompt=128] [--response=256] [--micro=64] [--update_micro=16]
 //                    [--steps=3] [--trace=PREFIX]
 // --trace writes Chrome traces of one log-prob pass each way to PREFIX-{padded,shared}.json
-// and of one update pass to PREFIX-{padded,shared}-update.json (bench/trace_summary.py
-// sums them).
+// and of one update pass to PREFIX-{padded,shared}-update.json, and of the actor's update
+// to PREFIX-actor.json (bench/trace_summary.py sums them).
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 
@@ -25,6 +26,7 @@
 #include "common/flags.h"
 #include "models/causal_lm.h"
 #include "models/presets.h"
+#include "workers/policy_actor.h"
 #include "workers/policy_batch.h"
 #include "workers/response_scores.h"
 
@@ -119,9 +121,29 @@ int Main(const std::vector<std::string>& args) {
           .log_probs.sum()
           .backward();
     }
-    for (at::Tensor* param : params) {
-      param->mutable_grad() = at::Tensor();
-      param->set_requires_grad(false);
+    for (at::Tensor* param : params) param->mutable_grad() = at::Tensor();
+  };
+  // The actor's whole update (workers/policy_actor.h) as the GRPO recipe configures it
+  // (low_var_kl loss, one mini-batch of every row here), with prompts shared where the
+  // flash kernel serves.
+  workers::PolicyActorOptions actor_options;
+  actor_options.plan.mini_batch_rows = rows;
+  actor_options.plan.micro_batch_rows = o.update_micro;
+  actor_options.use_kl_loss = true;
+  actor_options.kl_loss_coef = 0.001;
+  actor_options.adamw.lr = 1e-6;
+  auto actor = workers::PolicyActor::Create(model.get(), params, actor_options);
+  if (!actor.ok()) {
+    std::cerr << "score_bench: " << actor.status().message() << "\n";
+    return 1;
+  }
+  workers::PolicyBatch update_batch = batch;
+  update_batch.old_log_probs = at::full({rows, o.response}, -2.0f, batch.input_ids.options().dtype(at::kFloat));
+  update_batch.ref_log_probs = update_batch.old_log_probs;
+  update_batch.advantages = at::randn({rows, o.response}, update_batch.old_log_probs.options());
+  auto actor_update = [&] {
+    if (auto metrics = (*actor)->Update(update_batch); !metrics.ok()) {
+      std::cerr << "score_bench: " << metrics.status().message() << "\n";
     }
   };
   std::cout << absl::StrFormat(
@@ -152,6 +174,15 @@ int Main(const std::vector<std::string>& args) {
       WriteChromeTrace(path + "-update.json", device->is_cuda(), [&] { update_pass(sharing); });
       std::cout << "  traces of a log-prob pass and an update pass: " << path << "{,-update}.json\n";
     }
+  }
+  actor_update();
+  const double update_seconds =
+      Seconds([&] { for (int64_t i = 0; i < o.steps; ++i) actor_update(); }, *device) / o.steps;
+  std::cout << absl::StrFormat("actor update (PolicyActor::Update, prompts shared where fast) "
+                               "%.1f ms\n", update_seconds * 1e3);
+  if (!o.trace.empty()) {
+    WriteChromeTrace(o.trace + "-actor.json", device->is_cuda(), actor_update);
+    std::cout << "  trace: " << o.trace << "-actor.json\n";
   }
   const int64_t padded_tokens = rows * (o.prompt + o.response);
   const int64_t shared_tokens = o.prompts * o.prompt + rows * (o.response - 1);

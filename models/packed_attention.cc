@@ -9,13 +9,13 @@
 #include "common/torch_compat.h"
 
 namespace rollout::models {
-namespace {
-
-at::Tensor Int32Tensor(const std::vector<int64_t>& values, c10::Device device) {
-  return at::tensor(values, at::kLong).to(at::kInt).to(device);
+at::Tensor UploadIndices(const std::vector<int64_t>& values, c10::ScalarType dtype,
+                         c10::Device device) {
+  at::Tensor host = at::tensor(values, at::kLong).to(dtype);
+  if (!device.is_cuda()) return host.to(device);
+  // The caching host allocator keeps the pinned block until the copy has run.
+  return host.pin_memory().to(device, /*non_blocking=*/true);
 }
-
-}  // namespace
 
 PackedSegmentAttention::PackedSegmentAttention(std::vector<int64_t> query_offsets,
                                                std::vector<int64_t> key_offsets,
@@ -35,9 +35,9 @@ PackedSegmentAttention::PackedSegmentAttention(std::vector<int64_t> query_offset
     longest_query_ = std::max(longest_query_, queries);
     longest_key_ = std::max(longest_key_, keys);
   }
-  key_index_ = at::tensor(key_index, at::kLong).to(device);
-  query_offsets_device_ = Int32Tensor(query_offsets_, device);
-  key_offsets_device_ = Int32Tensor(key_offsets_, device);
+  key_index_ = UploadIndices(key_index, at::kLong, device);
+  query_offsets_device_ = UploadIndices(query_offsets_, at::kInt, device);
+  key_offsets_device_ = UploadIndices(key_offsets_, at::kInt, device);
 }
 
 bool PackedSegmentAttention::UsesFlashKernel(c10::Device device, c10::ScalarType dtype,

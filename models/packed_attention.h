@@ -24,6 +24,12 @@
 
 namespace rollout::models {
 
+// `values` as a [size] tensor of `dtype` (int64 or int32) on `device`. A CUDA copy is
+// queued on the current stream from pinned memory, without waiting for the work queued
+// before it (a copy from pageable memory would drain the stream first).
+at::Tensor UploadIndices(const std::vector<int64_t>& values, c10::ScalarType dtype,
+                         c10::Device device);
+
 class PackedSegmentAttention final : public KvCache {
  public:
   // query_offsets, key_offsets: [S + 1] non-decreasing from 0, every segment with at least

@@ -41,10 +41,6 @@ bool SamePrompt(const at::TensorAccessor<int64_t, 1>& a, const RowRuns& a_runs,
   return true;
 }
 
-at::Tensor OnDevice(const std::vector<int64_t>& values, c10::Device device) {
-  return at::tensor(values, at::kLong).to(device);
-}
-
 }  // namespace
 
 std::optional<SharedPromptPacking> PackSharedPrompts(const at::Tensor& input_ids,
@@ -104,12 +100,12 @@ std::optional<SharedPromptPacking> PackSharedPrompts(const at::Tensor& input_ids
   }
 
   return SharedPromptPacking{
-      OnDevice(packed_ids, device),
-      OnDevice(packed_positions, device),
+      UploadIndices(packed_ids, at::kLong, device),
+      UploadIndices(packed_positions, at::kLong, device),
       PackedSegmentAttention(std::move(query_offsets), std::move(key_offsets), key_index, device),
-      OnDevice(score_rows, device),
-      OnDevice(score_targets, device),
-      OnDevice(score_slots, device),
+      UploadIndices(score_rows, at::kLong, device),
+      UploadIndices(score_targets, at::kLong, device),
+      UploadIndices(score_slots, at::kLong, device),
       groups};
 }
 
