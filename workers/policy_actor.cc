@@ -9,7 +9,6 @@
 #include "algorithms/kl.h"
 #include "algorithms/loss_aggregation.h"
 #include "common/status_macros.h"
-#include "workers/response_scores.h"
 
 namespace rollout::workers {
 absl::StatusOr<std::unique_ptr<PolicyActor>> PolicyActor::Create(models::CausalLM* model,
@@ -38,7 +37,8 @@ PolicyActor::PolicyActor(models::CausalLM* model, std::vector<at::Tensor*> train
 absl::StatusOr<models::TokenScores> PolicyActor::ComputeLogProbs(const PolicyBatch& batch,
                                                                  int64_t micro_batch_rows,
                                                                  bool with_entropy) const {
-  return ScoreResponsesNoGrad(*model_, batch, micro_batch_rows, with_entropy, options_.temperature);
+  return ScoreResponsesNoGrad(*model_, batch, micro_batch_rows, with_entropy, options_.temperature,
+                              options_.prompt_sharing);
 }
 
 absl::Status PolicyActor::AccumulateMicroBatch(const PolicyBatch& micro,
@@ -98,7 +98,7 @@ absl::StatusOr<std::map<std::string, double>> PolicyActor::Update(const PolicyBa
         std::optional<models::SharedPromptPacking> packed = PackForScoring(
             *model_, host_ids.narrow(0, start, rows), host_mask.narrow(0, start, rows),
             host_positions.narrow(0, start, rows), batch.responses.size(1),
-            PromptSharing::kWhereFast);
+            options_.prompt_sharing);
         return AccumulateMicroBatch(SliceRows(batch, start, rows), std::move(packed), share,
                                     &metrics);
       });

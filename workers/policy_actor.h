@@ -27,6 +27,7 @@
 #include "workers/lr_schedule.h"
 #include "workers/minibatch_loop.h"
 #include "workers/policy_batch.h"
+#include "workers/response_scores.h"
 
 namespace rollout::workers {
 
@@ -35,6 +36,9 @@ struct PolicyActorOptions {
   // ppo_micro_batch_size_per_gpu; epochs: ppo_epochs; grad_clip.
   MiniBatchPlan plan;
   double temperature = 1.0;  // the rollout's: logits are divided by it when scoring
+  // Whether scoring computes each prompt once for its run of rows
+  // (workers/response_scores.h); the default is right outside tests.
+  PromptSharing prompt_sharing = PromptSharing::kWhereFast;
   algorithms::PolicyLossOptions policy_loss;
   double entropy_coeff = 0;
   bool use_kl_loss = false;

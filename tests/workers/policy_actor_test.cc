@@ -1,7 +1,7 @@
 // The actor on a tiny random model on CPU: log-probs equal a direct computation and do
 // not depend on padding or micro-batching; gradient accumulation equals one big
-// micro-batch; an update moves the policy toward positive advantages; metrics and
-// errors as verl's actor reports them.
+// micro-batch; shared prompts update like padded rows; an update moves the policy
+// toward positive advantages; metrics and errors as verl's actor reports them.
 #include "workers/policy_actor.h"
 
 #include <ATen/ATen.h>
@@ -85,6 +85,48 @@ TEST(PolicyActor, GradientAccumulationEqualsOneMicroBatch) {
   const auto b = single_model->NamedParameters();
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_TRUE(at::allclose(*a[i].second, *b[i].second, 1e-5, 1e-6)) << a[i].first;
+  }
+}
+
+// Rows in runs of three with one prompt (GRPO's n = 3), padding included: an update
+// through shared prompts moves every parameter as the padded one does, and reports the
+// same metrics, with micro-batches that split a run (rows 0-1 | 2-3 | 4-5).
+TEST(PolicyActor, SharedPromptsUpdateLikePaddedRows) {
+  PolicyBatch batch = MakeBatch(6);
+  for (int64_t b : {1, 2, 4, 5}) {
+    const int64_t source = b < 3 ? 0 : 3;
+    for (at::Tensor* column : {&batch.input_ids, &batch.attention_mask}) {
+      column->select(0, b).narrow(0, 0, kPrompt).copy_(column->select(0, source).narrow(0, 0, kPrompt));
+    }
+  }
+  batch.position_ids = (batch.attention_mask.cumsum(1) - 1).clamp_min(0);
+  batch.input_ids.masked_fill_(batch.attention_mask == 0, 0);
+  batch.responses = batch.input_ids.narrow(1, kPrompt, kResponse).clone();
+  std::map<std::string, double> metrics[2];
+  std::unique_ptr<models::CausalLM> models[2];
+  for (int shared = 0; shared < 2; ++shared) {
+    PolicyActorOptions options = Options(6, 2);
+    // Parameters move by exactly the gradient (as in GradientAccumulationEqualsOneMicroBatch).
+    options.adamw.eps = 1e3;
+    options.lr_schedule.lr = 1e3;
+    options.plan.grad_clip = 1e9;
+    options.prompt_sharing = shared ? PromptSharing::kAlways : PromptSharing::kNever;
+    options.use_kl_loss = true;
+    models[shared] = TinyModel();
+    auto actor = PolicyActor::Create(models[shared].get(), AllParameters(*models[shared]), options).value();
+    PolicyBatch update = batch;
+    update.old_log_probs = actor->ComputeLogProbs(batch, 4, false).value().log_probs - 0.1;
+    update.ref_log_probs = update.old_log_probs + 0.05;
+    metrics[shared] = actor->Update(update).value();
+  }
+  for (const char* name : {"actor/pg_loss", "actor/ppo_kl", "actor/entropy", "actor/kl_loss",
+                           "actor/grad_norm", "actor/pg_clipfrac"}) {
+    EXPECT_NEAR(metrics[1].at(name), metrics[0].at(name), 1e-5) << name;
+  }
+  const auto padded = models[0]->NamedParameters();
+  const auto shared = models[1]->NamedParameters();
+  for (size_t i = 0; i < padded.size(); ++i) {
+    EXPECT_TRUE(at::allclose(*shared[i].second, *padded[i].second, 1e-5, 1e-6)) << padded[i].first;
   }
 }
 
