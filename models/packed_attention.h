@@ -8,7 +8,8 @@
 // it (models/shared_prompt_packing.h).
 //
 // Keys and values are gathered per layer (their gradients summed back over every
-// segment that lists them). Half precision on CUDA runs FlashAttention's
+// segment that lists them; on CUDA in an order that may vary between runs, as in
+// FlashAttention's own backward). Half precision on CUDA runs FlashAttention's
 // variable-length kernel (UsesFlashKernel); elsewhere each segment is attended on its own
 // (compat::ScaledDotProductAttention), which suits tests and small batches.
 // Not thread-safe; one forward at a time.
