@@ -66,10 +66,20 @@ at::Tensor PaddedScoreHidden(const CausalLM& model, const Batch& batch, const at
       .index_select(0, slots);
 }
 
+std::optional<SharedPromptPacking> Pack(const Batch& batch) {
+  return PackSharedPrompts(batch.input_ids, batch.attention_mask, batch.position_ids, kResponse,
+                           kCpu);
+}
+
+// The packed forward's hidden states that predict the response tokens, in score order.
+at::Tensor PackedScoreHidden(const CausalLM& model, SharedPromptPacking& packed) {
+  return model.ForwardStep(packed.input_ids, packed.positions, packed.attention)
+      .index_select(0, packed.score_rows);
+}
+
 TEST(SharedPromptPacking, ComputesEachPromptOnceWithoutPadding) {
   const Batch batch = GroupedBatch();
-  const std::optional<SharedPromptPacking> packed =
-      PackSharedPrompts(batch.input_ids, batch.attention_mask, batch.position_ids, kResponse, kCpu);
+  const std::optional<SharedPromptPacking> packed = Pack(batch);
   ASSERT_TRUE(packed.has_value());
   EXPECT_EQ(packed->prompt_groups, 3);
   // Prompts 3 + 5 + 4 tokens, responses (4 - 1) + (2 - 1) + 0 + (3 - 1) + 0 + (4 - 1).
@@ -83,12 +93,10 @@ TEST(SharedPromptPacking, ComputesEachPromptOnceWithoutPadding) {
 TEST(SharedPromptPacking, HiddenStatesMatchThePaddedForward) {
   const std::unique_ptr<CausalLM> model = LoadFixture();
   const Batch batch = GroupedBatch();
-  std::optional<SharedPromptPacking> packed =
-      PackSharedPrompts(batch.input_ids, batch.attention_mask, batch.position_ids, kResponse, kCpu);
+  std::optional<SharedPromptPacking> packed = Pack(batch);
   ASSERT_TRUE(packed.has_value());
   c10::NoGradGuard no_grad;
-  const at::Tensor got = model->ForwardStep(packed->input_ids, packed->positions, packed->attention)
-                             .index_select(0, packed->score_rows);
+  const at::Tensor got = PackedScoreHidden(*model, *packed);
   const at::Tensor want = PaddedScoreHidden(*model, batch, packed->score_slots);
   ASSERT_EQ(got.sizes(), want.sizes());
   EXPECT_LT((got - want).abs().max().item<float>(), 1e-5);
@@ -102,8 +110,7 @@ TEST(SharedPromptPacking, HiddenStatesMatchThePaddedForward) {
 TEST(SharedPromptPacking, GradientsMatchThePaddedForward) {
   const std::unique_ptr<CausalLM> model = LoadFixture();
   const Batch batch = GroupedBatch();
-  std::optional<SharedPromptPacking> packed =
-      PackSharedPrompts(batch.input_ids, batch.attention_mask, batch.position_ids, kResponse, kCpu);
+  std::optional<SharedPromptPacking> packed = Pack(batch);
   ASSERT_TRUE(packed.has_value());
   std::vector<std::pair<std::string, at::Tensor*>> params = model->NamedParameters();
   for (auto& [name, param] : params) param->set_requires_grad(true);
@@ -117,9 +124,7 @@ TEST(SharedPromptPacking, GradientsMatchThePaddedForward) {
     for (auto& [name, param] : params) grads.push_back(param->grad().clone());
     return grads;
   };
-  const std::vector<at::Tensor> got = gradients(
-      model->ForwardStep(packed->input_ids, packed->positions, packed->attention)
-          .index_select(0, packed->score_rows));
+  const std::vector<at::Tensor> got = gradients(PackedScoreHidden(*model, *packed));
   const std::vector<at::Tensor> want = gradients(PaddedScoreHidden(*model, batch, packed->score_slots));
   for (size_t i = 0; i < params.size(); ++i) {
     const float scale = std::max(want[i].abs().max().item<float>(), 1e-6f);
@@ -131,14 +136,12 @@ TEST(SharedPromptPacking, GradientsMatchThePaddedForward) {
 TEST(SharedPromptPacking, RowsOfAnotherShapeAreLeftToThePaddedForward) {
   Batch hole = GroupedBatch();
   hole.attention_mask[0][kPrompt - 2] = 0;  // a gap inside row 0's prompt
-  EXPECT_FALSE(PackSharedPrompts(hole.input_ids, hole.attention_mask, hole.position_ids, kResponse, kCpu));
+  EXPECT_FALSE(Pack(hole));
   Batch response_gap = GroupedBatch();
   response_gap.attention_mask[0][kPrompt + 1] = 0;  // row 0's response: token, gap, tokens
-  EXPECT_FALSE(PackSharedPrompts(response_gap.input_ids, response_gap.attention_mask,
-                                 response_gap.position_ids, kResponse, kCpu));
+  EXPECT_FALSE(Pack(response_gap));
   const Batch no_prompt = MakeBatch({{}}, {3});  // nothing predicts the first response token
-  EXPECT_FALSE(PackSharedPrompts(no_prompt.input_ids, no_prompt.attention_mask,
-                                 no_prompt.position_ids, kResponse, kCpu));
+  EXPECT_FALSE(Pack(no_prompt));
 }
 
 }  // namespace
