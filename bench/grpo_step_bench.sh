@@ -8,9 +8,13 @@
 #
 #   bench/grpo_step_bench.sh BUILD_DIR OUT_DIR
 #
+# The update's micro-batches: ours as the recipe forms them (use_dynamic_bsz, at most
+# 16,384 tokens: 42 rows of 384), HF's HF_MICRO_BATCH rows (default 16, the recipe's
+# ppo_micro_batch_size_per_gpu; 42 gives it the same micro-batches as ours).
+#
 # Environment: STEPS (rollout train steps, default 3) and HF_STEPS (HF steps after an
 # untimed small warm-up, default 2) — the first full step of each is left out of the
-# figures when there are several; VOCAB; SKIP_OURS=1, SKIP_HF=1; WORK (scratch: model,
+# figures when there are several; VOCAB; HF_MICRO_BATCH; SKIP_OURS=1, SKIP_HF=1; WORK (scratch: model,
 # prompts, run; default /tmp/grpo_step_bench_$VOCAB); OURS_OVERRIDES (more key=value
 # overrides for `rollout train`, e.g. "rollout.max_num_seqs=512").
 # The model is random (`rollout init-model --preset qwen2.5-0.5b`, 24 layers, hidden
@@ -73,7 +77,7 @@ fi
 if [ "${SKIP_HF:-0}" != 1 ]; then
   PYTHONUNBUFFERED=1 python3 "$source_dir/bench/hf_grpo_step.py" step --model "$work/model" \
     --prompts "$work/prompts.jsonl" --json "$out/hf.json" --steps "$hf_steps" --batch "$batch" --n "$n" \
-    --response-length "$response_tokens" --mini-batch "$mini_batch" --micro-batch "$micro_batch" \
+    --response-length "$response_tokens" --mini-batch "$mini_batch" --micro-batch "${HF_MICRO_BATCH:-$micro_batch}" \
     --log-prob-micro-batch "$log_prob_micro_batch" 2>&1 | tee "$out/hf.log" || echo "the HF step failed" >&2
 fi
 

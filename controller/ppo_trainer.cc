@@ -57,12 +57,25 @@ absl::Status CheckSplits(const config::Recipe& recipe, const WorkerGroup& group,
   return absl::OkStatus();
 }
 
-// The worker groups against the recipe: batch splits over each group, and a
-// critic exactly when the estimator needs one (verl's use_critic: gae).
+// With use_dynamic_bsz, `<role>.ppo_max_token_len_per_gpu` must hold the longest row,
+// as verl asserts.
+absl::Status CheckTokenBudget(const config::Recipe& recipe, const std::string& role, bool dynamic,
+                              int64_t budget) {
+  const int64_t longest = int64_t{recipe.data().max_prompt_length()} + recipe.data().max_response_length();
+  if (!dynamic || budget >= longest) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      role, ".ppo_max_token_len_per_gpu (", budget, ") must be at least data.max_prompt_length + ",
+      "data.max_response_length (", longest, ") with ", role, ".use_dynamic_bsz"));
+}
+
+// The worker groups against the recipe: batch splits over each group, token budgets, and
+// a critic exactly when the estimator needs one (verl's use_critic: gae).
 absl::Status CheckWorkers(const PpoTrainerSetup& setup) {
   const config::Recipe& recipe = setup.recipe;
   RETURN_IF_ERROR(CheckSplits(recipe, *setup.policy, "policy", "actor.ppo_mini_batch_size",
                               recipe.actor().ppo_mini_batch_size()));
+  RETURN_IF_ERROR(CheckTokenBudget(recipe, "actor", recipe.actor().use_dynamic_bsz(),
+                                   recipe.actor().ppo_max_token_len_per_gpu()));
   const std::string& estimator = recipe.algorithm().adv_estimator();
   if (estimator == "gae" && setup.critic == nullptr) {
     return absl::InvalidArgumentError(
@@ -74,6 +87,8 @@ absl::Status CheckWorkers(const PpoTrainerSetup& setup) {
         estimator, " does not use one: remove placement.critic or use gae"));
   }
   if (setup.critic == nullptr) return absl::OkStatus();
+  RETURN_IF_ERROR(CheckTokenBudget(recipe, "critic", recipe.critic().use_dynamic_bsz(),
+                                   recipe.critic().ppo_max_token_len_per_gpu()));
   return CheckSplits(recipe, *setup.critic, "critic", "critic.ppo_mini_batch_size",
                      recipe.critic().ppo_mini_batch_size());
 }

@@ -29,6 +29,7 @@ absl::StatusOr<int64_t> MiniBatchRowsPerRank(const config::Recipe& recipe, int w
 ValueCriticOptions CriticOptionsFrom(const config::CriticConfig& critic, int64_t total_training_steps) {
   ValueCriticOptions options;
   options.plan.micro_batch_rows = critic.ppo_micro_batch_size_per_gpu();
+  if (critic.use_dynamic_bsz()) options.plan.max_micro_batch_tokens = critic.ppo_max_token_len_per_gpu();
   options.plan.epochs = critic.ppo_epochs();
   options.plan.grad_clip = critic.grad_clip();
   options.value_loss.cliprange_value = critic.cliprange_value();

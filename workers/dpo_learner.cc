@@ -48,6 +48,9 @@ absl::StatusOr<std::unique_ptr<DpoLearner>> DpoLearner::Create(models::CausalLM*
                                                                std::vector<at::Tensor*> trainable,
                                                                const DpoOptions& options) {
   RETURN_IF_ERROR(CheckMiniBatchPlan(options.plan, "dpo"));
+  if (options.plan.max_micro_batch_tokens > 0) {
+    return absl::InvalidArgumentError("dpo: micro-batches are counted in pairs, not under a token budget");
+  }
   if (trainable.empty()) return absl::InvalidArgumentError("dpo: nothing to train");
   ASSIGN_OR_RETURN(LrSchedule schedule, LrSchedule::Create(options.lr_schedule));
   // Validate the loss options once, on a dummy pair, so a bad recipe fails at start-up.
@@ -73,7 +76,7 @@ absl::StatusOr<std::map<std::string, double>> DpoLearner::Update(const Preferenc
   model_->set_training(true);
   MetricLists metrics;
   const absl::StatusOr<MiniBatchResult> steps = RunMiniBatches(
-      batch.chosen.input_ids.size(0), options_.plan, trainable_, optimizer_,
+      batch.chosen.input_ids.size(0), {}, options_.plan, trainable_, optimizer_,
       [&](int64_t start, int64_t rows, double share) -> absl::Status {
         const at::Tensor chosen = SummedLogProbs(*model_, SliceRows(batch.chosen, start, rows));
         const at::Tensor rejected = SummedLogProbs(*model_, SliceRows(batch.rejected, start, rows));

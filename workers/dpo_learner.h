@@ -37,7 +37,7 @@ struct PreferenceBatch {
 };
 
 struct DpoOptions {
-  MiniBatchPlan plan;  // rows are pairs
+  MiniBatchPlan plan;  // rows are pairs; fixed micro-batches (no token budget)
   algorithms::DpoLossOptions loss;
   AdamWOptions adamw;  // lr is the schedule's
   LrScheduleOptions lr_schedule;
@@ -51,7 +51,8 @@ absl::StatusOr<at::Tensor> SequenceLogProbs(const models::CausalLM& model, const
 class DpoLearner {
  public:
   // `trainable`: all parameters, or the LoRA adapters; they get requires_grad.
-  // InvalidArgument for a bad plan, loss options or LR schedule.
+  // InvalidArgument for a bad plan (one with a token budget included), loss options or LR
+  // schedule.
   static absl::StatusOr<std::unique_ptr<DpoLearner>> Create(models::CausalLM* model,
                                                             std::vector<at::Tensor*> trainable,
                                                             const DpoOptions& options);

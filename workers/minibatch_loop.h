@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "absl/types/span.h"
 #include "workers/adamw.h"
 #include "workers/communicator.h"
 
@@ -20,7 +21,12 @@ namespace rollout::workers {
 
 struct MiniBatchPlan {
   int64_t mini_batch_rows = 256;
+  // A mini-batch's micro-batches are runs of micro_batch_rows rows or, where
+  // max_micro_batch_tokens > 0 (verl's use_dynamic_bsz with ppo_max_token_len_per_gpu),
+  // runs of consecutive rows holding at most that many tokens, each as long as the
+  // budget allows. Rows keep their order, so a GRPO group's rows stay together.
   int64_t micro_batch_rows = 8;
+  int64_t max_micro_batch_tokens = 0;
   int64_t epochs = 1;
   double grad_clip = 1.0;
   // The data-parallel group whose ranks each run this loop on their share of the rows
@@ -28,8 +34,8 @@ struct MiniBatchPlan {
   Communicator* data_parallel = nullptr;
 };
 
-// InvalidArgument unless every count is >= 1 and grad_clip > 0; `what` names the role
-// in the message ("policy actor").
+// InvalidArgument unless every count is >= 1, the token budget >= 0 and grad_clip > 0;
+// `what` names the role in the message ("policy actor").
 absl::Status CheckMiniBatchPlan(const MiniBatchPlan& plan, const char* what);
 
 // Computes, scales by `share` (its rows over the mini-batch's) and backpropagates the
@@ -41,9 +47,28 @@ struct MiniBatchResult {
   int64_t skipped_steps = 0;       // steps with a non-finite gradient norm
 };
 
-// Runs the loop over `rows` rows. InvalidArgument unless rows is a positive multiple of
-// the mini-batch; the first error of `step` (after dropping the gradients).
-absl::StatusOr<MiniBatchResult> RunMiniBatches(int64_t rows, const MiniBatchPlan& plan,
+struct RowRange {
+  int64_t start = 0;
+  int64_t rows = 0;
+};
+
+// The micro-batches of the mini-batch of rows [start, start + rows), in order.
+// `row_tokens` holds every row's token count (indexed from row 0 of the batch) and is
+// read only with a token budget; then InvalidArgument for a row that alone exceeds it,
+// or for too few counts.
+absl::StatusOr<std::vector<RowRange>> MicroBatchRanges(int64_t start, int64_t rows,
+                                                       const MiniBatchPlan& plan,
+                                                       absl::Span<const int64_t> row_tokens);
+
+// For MicroBatchRanges: each row's token count, its nonzero entries of `attention_mask`
+// [B, T], where `plan` has a token budget; else empty, without touching the mask.
+std::vector<int64_t> RowTokensFor(const MiniBatchPlan& plan, const at::Tensor& attention_mask);
+
+// Runs the loop over `rows` rows; `row_tokens` as for MicroBatchRanges (may be empty
+// without a token budget). InvalidArgument unless rows is a positive multiple of the
+// mini-batch; the first error of `step` (after dropping the gradients).
+absl::StatusOr<MiniBatchResult> RunMiniBatches(int64_t rows, absl::Span<const int64_t> row_tokens,
+                                               const MiniBatchPlan& plan,
                                                const std::vector<at::Tensor*>& trainable,
                                                AdamW& optimizer, const MicroBatchStep& step);
 

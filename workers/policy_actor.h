@@ -33,7 +33,8 @@ namespace rollout::workers {
 
 struct PolicyActorOptions {
   // mini_batch_rows: verl's ppo_mini_batch_size x rollout.n; micro_batch_rows:
-  // ppo_micro_batch_size_per_gpu; epochs: ppo_epochs; grad_clip.
+  // ppo_micro_batch_size_per_gpu; max_micro_batch_tokens: ppo_max_token_len_per_gpu
+  // with use_dynamic_bsz, else 0; epochs: ppo_epochs; grad_clip.
   MiniBatchPlan plan;
   double temperature = 1.0;  // the rollout's: logits are divided by it when scoring
   // Whether scoring computes each prompt once for its run of rows

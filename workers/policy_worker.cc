@@ -101,6 +101,7 @@ absl::Status PolicyWorker::CreateActor() {
   PolicyActorOptions options;
   ASSIGN_OR_RETURN(options.plan.mini_batch_rows, MiniBatchRowsPerRank(setup_.recipe, setup_.world));
   options.plan.micro_batch_rows = actor.ppo_micro_batch_size_per_gpu();
+  if (actor.use_dynamic_bsz()) options.plan.max_micro_batch_tokens = actor.ppo_max_token_len_per_gpu();
   options.plan.epochs = actor.ppo_epochs();
   options.plan.grad_clip = actor.grad_clip();
   options.plan.data_parallel = setup_.data_parallel;

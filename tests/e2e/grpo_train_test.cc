@@ -105,6 +105,39 @@ TEST(GrpoTrain, AMiniBatchThatDoesNotSplitIsAClearError) {
               HasSubstr("data.train_batch_size (4) must be a multiple of actor.ppo_mini_batch_size (3)"));
 }
 
+// actor.use_dynamic_bsz through the workers: a budget that holds a whole mini-batch
+// updates as one micro-batch of its rows does; one below the longest row is refused.
+TEST(GrpoTrain, DynamicBatchSizeFormsMicroBatchesByTokens) {
+  testing::TempDir dir("grpo_e2e_dynamic_bsz");
+  ASSERT_EQ(RolloutIn(dir.path(), {"gen-data", "arithmetic", "--out", "data", "--train", "16", "--val", "4"}).exit_code, 0);
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  auto train = [&](const std::string& name, const std::vector<std::string>& batching) {
+    std::vector<std::string> args = {
+        "train", source + "/recipes/grpo_arith.yaml", "data.train_files=[data/train.jsonl]", "data.val_files=[]",
+        "actor.model.path=" + source + "/tests/data/tiny-qwen2", "trainer.device=cpu",
+        "trainer.total_training_steps=1", "trainer.logger=[jsonl]", "trainer.experiment_name=" + name,
+        "data.train_batch_size=4", "actor.ppo_mini_batch_size=2", "rollout.n=2", "rollout.cpu_kv_cache_gib=0.05",
+        "data.max_prompt_length=64", "data.max_response_length=8"};
+    args.insert(args.end(), batching.begin(), batching.end());
+    return RolloutIn(dir.path(), args);
+  };
+  ASSERT_EQ(train("rows", {"actor.ppo_micro_batch_size_per_gpu=4"}).exit_code, 0);
+  const testing::CommandResult dynamic = train(
+      "tokens", {"actor.ppo_micro_batch_size_per_gpu=1", "actor.use_dynamic_bsz=true", "actor.ppo_max_token_len_per_gpu=1000"});
+  ASSERT_EQ(dynamic.exit_code, 0) << dynamic.output;
+  const auto rows = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/rows/metrics.jsonl"));
+  const auto tokens = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/tokens/metrics.jsonl"));
+  ASSERT_EQ(rows.size(), 1u);
+  ASSERT_EQ(tokens.size(), 1u);
+  for (const char* name : {"actor/pg_loss", "actor/entropy", "actor/grad_norm"}) {
+    EXPECT_EQ(tokens[0][name], rows[0][name]) << name;
+  }
+  const testing::CommandResult too_small = train("small", {"actor.use_dynamic_bsz=true", "actor.ppo_max_token_len_per_gpu=71"});
+  EXPECT_NE(too_small.exit_code, 0);
+  EXPECT_THAT(too_small.output, HasSubstr("actor.ppo_max_token_len_per_gpu (71) must be at least "
+                                          "data.max_prompt_length + data.max_response_length (72)"));
+}
+
 TEST(GrpoTrain, RewardCrashesHangsAndRunawayAllocationsAreCountedAndTrainingGoesOn) {
   testing::TempDir dir("grpo_e2e_isolation");
   // Every prompt's ground truth tells the misbehaving plug-in what to do to the reward.

@@ -1,5 +1,6 @@
-// The shared mini-batch loop: micro-batch shares, optimizer steps per mini-batch,
-// non-finite gradients skipped, and gradient clipping as torch's clip_grad_norm_.
+// The shared mini-batch loop: micro-batches by row count or token budget, their shares,
+// optimizer steps per mini-batch, non-finite gradients skipped, and gradient clipping
+// as torch's clip_grad_norm_.
 #include "workers/minibatch_loop.h"
 
 #include <ATen/ATen.h>
@@ -7,6 +8,9 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 namespace rollout::workers {
 namespace {
@@ -26,7 +30,7 @@ TEST(RunMiniBatches, VisitsEveryMicroBatchWithItsShareAndStepsOncePerMiniBatch) 
   AdamW optimizer({&weight}, adamw);
   std::vector<std::tuple<int64_t, int64_t, double>> calls;
   const MiniBatchResult result =
-      RunMiniBatches(10, Plan(5, 2, 2), {&weight}, optimizer, [&](int64_t start, int64_t rows, double share) {
+      RunMiniBatches(10, {}, Plan(5, 2, 2), {&weight}, optimizer, [&](int64_t start, int64_t rows, double share) {
         calls.emplace_back(start, rows, share);
         (weight * share).sum().backward();
         return absl::OkStatus();
@@ -46,7 +50,7 @@ TEST(RunMiniBatches, SkipsAStepWithANonFiniteGradient) {
   AdamW optimizer({&weight}, AdamWOptions());
   int calls = 0;
   const MiniBatchResult result =
-      RunMiniBatches(2, Plan(1, 1, 1), {&weight}, optimizer, [&](int64_t, int64_t, double) {
+      RunMiniBatches(2, {}, Plan(1, 1, 1), {&weight}, optimizer, [&](int64_t, int64_t, double) {
         const double scale = calls++ == 0 ? std::numeric_limits<double>::infinity() : 1.0;
         (weight * scale).sum().backward();
         return absl::OkStatus();
@@ -60,10 +64,75 @@ TEST(RunMiniBatches, ErrorsStopTheLoop) {
   at::Tensor weight = at::ones({1}).set_requires_grad(true);
   AdamW optimizer({&weight}, AdamWOptions());
   const auto fail = [](int64_t, int64_t, double) { return absl::InvalidArgumentError("bad micro-batch"); };
-  EXPECT_EQ(RunMiniBatches(4, Plan(2, 1, 1), {&weight}, optimizer, fail).status().message(), "bad micro-batch");
-  EXPECT_THAT(RunMiniBatches(3, Plan(2, 1, 1), {&weight}, optimizer, fail).status().message(),
+  EXPECT_EQ(RunMiniBatches(4, {}, Plan(2, 1, 1), {&weight}, optimizer, fail).status().message(), "bad micro-batch");
+  EXPECT_THAT(RunMiniBatches(3, {}, Plan(2, 1, 1), {&weight}, optimizer, fail).status().message(),
               ::testing::HasSubstr("3 rows are not a whole number of mini-batches of 2 rows"));
   EXPECT_THAT(CheckMiniBatchPlan(Plan(2, 0, 1), "critic").message(), ::testing::HasSubstr("critic: "));
+}
+
+MiniBatchPlan TokenBudgetPlan(int64_t mini, int64_t budget) {
+  MiniBatchPlan plan = Plan(mini, /*micro=*/1, /*epochs=*/1);
+  plan.max_micro_batch_tokens = budget;
+  return plan;
+}
+
+std::vector<std::pair<int64_t, int64_t>> Ranges(const std::vector<RowRange>& ranges) {
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  for (const RowRange& range : ranges) pairs.emplace_back(range.start, range.rows);
+  return pairs;
+}
+
+TEST(MicroBatchRanges, FixedRowCountsEndWithTheRemainder) {
+  EXPECT_THAT(Ranges(MicroBatchRanges(5, 5, Plan(5, 2, 1), {}).value()),
+              ::testing::ElementsAre(std::make_pair(5, 2), std::make_pair(7, 2), std::make_pair(9, 1)));
+}
+
+TEST(MicroBatchRanges, TokenBudgetTakesTheLongestRunsOfRowsThatFit) {
+  const std::vector<int64_t> tokens = {4, 3, 3, 10, 1, 9, 2, 2};
+  struct Case {
+    int64_t start, rows, budget;
+    std::vector<std::pair<int64_t, int64_t>> expected;
+  };
+  const std::vector<Case> cases = {
+      {0, 8, 10, {{0, 3}, {3, 1}, {4, 2}, {6, 2}}},  // a row of exactly the budget runs alone
+      {0, 8, 100, {{0, 8}}},
+      {4, 4, 12, {{4, 3}, {7, 1}}},  // rows counted from the mini-batch's start
+      {0, 3, 4, {{0, 1}, {1, 1}, {2, 1}}},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(::testing::Message() << "start " << c.start << ", budget " << c.budget);
+    EXPECT_EQ(Ranges(MicroBatchRanges(c.start, c.rows, TokenBudgetPlan(8, c.budget), tokens).value()), c.expected);
+  }
+}
+
+TEST(MicroBatchRanges, ARowOverTheBudgetOrMissingCountsAreErrors) {
+  EXPECT_EQ(MicroBatchRanges(0, 3, TokenBudgetPlan(3, 5), std::vector<int64_t>{5, 6, 1}).status().message(),
+            "row 1 holds 6 tokens, more than the micro-batch budget of 5");
+  EXPECT_EQ(MicroBatchRanges(0, 3, TokenBudgetPlan(3, 5), std::vector<int64_t>{1, 1}).status().message(),
+            "token counts for 2 rows; the micro-batches need 3");
+  EXPECT_THAT(CheckMiniBatchPlan(TokenBudgetPlan(3, -1), "actor").message(),
+              ::testing::HasSubstr("the micro-batch token budget (-1) >= 0"));
+}
+
+TEST(RunMiniBatches, TokenBudgetSharesAreRowFractionsOfTheMiniBatch) {
+  at::Tensor weight = at::zeros({1}).set_requires_grad(true);
+  AdamW optimizer({&weight}, AdamWOptions());
+  const at::Tensor mask = at::tensor({1, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0, 1}).view({4, 3});
+  const MiniBatchPlan plan = TokenBudgetPlan(4, 3);
+  const std::vector<int64_t> tokens = RowTokensFor(plan, mask);
+  EXPECT_THAT(tokens, ::testing::ElementsAre(3, 1, 2, 1));
+  EXPECT_TRUE(RowTokensFor(Plan(4, 1, 1), mask).empty());
+  std::vector<std::tuple<int64_t, int64_t, double>> calls;
+  const MiniBatchResult result =
+      RunMiniBatches(4, tokens, plan, {&weight}, optimizer, [&](int64_t start, int64_t rows, double share) {
+        calls.emplace_back(start, rows, share);
+        (weight * share).sum().backward();
+        return absl::OkStatus();
+      }).value();
+  EXPECT_THAT(calls, ::testing::ElementsAre(std::make_tuple(int64_t{0}, int64_t{1}, 0.25),
+                                            std::make_tuple(int64_t{1}, int64_t{2}, 0.5),
+                                            std::make_tuple(int64_t{3}, int64_t{1}, 0.25)));
+  EXPECT_NEAR(result.grad_norms[0], 1.0, 1e-6);
 }
 
 TEST(ClipGradNorm, ScalesGradientsToTheBoundAndReportsTheNormBefore) {

@@ -1,6 +1,6 @@
 // The actor on a tiny random model on CPU: log-probs equal a direct computation and do
 // not depend on padding or micro-batching; gradient accumulation equals one big
-// micro-batch; shared prompts update like padded rows; an update moves the policy
+// micro-batch; a token budget forms micro-batches by the rows it holds; shared prompts update like padded rows; an update moves the policy
 // toward positive advantages; metrics and errors as verl's actor reports them.
 #include "workers/policy_actor.h"
 
@@ -86,6 +86,34 @@ TEST(PolicyActor, GradientAccumulationEqualsOneMicroBatch) {
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_TRUE(at::allclose(*a[i].second, *b[i].second, 1e-5, 1e-6)) << a[i].first;
   }
+}
+
+// verl's use_dynamic_bsz: a token budget that holds any two rows of MakeBatch but no
+// three forms the micro-batches of two rows that micro_batch_rows = 2 forms, and updates
+// the same; micro-batches of three update differently (the token-mean losses of other
+// row sets), so the comparison can tell the partitions apart.
+TEST(PolicyActor, TokenBudgetMicroBatchesUpdateAsTheRowsTheyHold) {
+  const PolicyBatch batch = MakeBatch(6);
+  auto update = [&](int64_t micro_rows, int64_t budget) {
+    PolicyActorOptions options = Options(6, micro_rows);
+    options.policy_loss.loss_agg_mode = "token-mean";
+    options.plan.max_micro_batch_tokens = budget;
+    auto model = TinyModel();
+    auto actor = PolicyActor::Create(model.get(), AllParameters(*model), options).value();
+    PolicyBatch with_old = batch;
+    with_old.old_log_probs = actor->ComputeLogProbs(batch, 6, false).value().log_probs - 0.1;
+    EXPECT_TRUE(actor->Update(with_old).ok());
+    return model;
+  };
+  const auto two_rows = update(2, 0), budget = update(1, 2 * (kPrompt + kResponse)), three_rows = update(3, 0);
+  const auto expected = two_rows->NamedParameters(), actual = budget->NamedParameters();
+  const auto other = three_rows->NamedParameters();
+  bool any_differs = false;
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_TRUE(at::equal(*actual[i].second, *expected[i].second)) << expected[i].first;
+    any_differs = any_differs || !at::allclose(*other[i].second, *expected[i].second, 1e-6, 1e-7);
+  }
+  EXPECT_TRUE(any_differs);
 }
 
 // Rows in runs of three with one prompt (GRPO's n = 3), padding included: an update
