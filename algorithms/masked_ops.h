@@ -9,6 +9,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
@@ -30,7 +31,36 @@ absl::StatusOr<at::Tensor> MaskedWhiten(const at::Tensor& values, const at::Tens
                                         bool shift_mean = true);
 
 // InvalidArgument "<name>: 3 NaN and 1 infinite values (first at [2, 5])" when `tensor`
-// (floating) has any non-finite element; OK otherwise. Synchronises with the device.
+// (floating) has any non-finite element; OK otherwise. Synchronises with the device,
+// unless a DeferredFiniteChecks lives on this thread: then it queues the check there
+// and returns OK.
 absl::Status CheckFinite(const at::Tensor& tensor, const std::string& name);
+
+// While one lives, CheckFinite on this thread leaves the device alone: it queues each
+// check, and Resolve() runs all queued ones with a single device read and returns the
+// first failure, with CheckFinite's message (the name it was given, without the context
+// its callers add to the OK they got), or OK. For training loops, whose every
+// micro-batch's losses check their inputs: a check that reads the device drains the
+// GPU's queue, which then idles while the host issues the next kernels. Results computed
+// since the last Resolve() are trustworthy only once it returns OK. Queued tensors stay
+// alive until then. One at a time per thread; unresolved checks are dropped with it.
+class DeferredFiniteChecks {
+ public:
+  DeferredFiniteChecks();
+  ~DeferredFiniteChecks();
+  DeferredFiniteChecks(const DeferredFiniteChecks&) = delete;
+  DeferredFiniteChecks& operator=(const DeferredFiniteChecks&) = delete;
+
+  absl::Status Resolve();
+
+ private:
+  friend absl::Status CheckFinite(const at::Tensor& tensor, const std::string& name);
+  struct Pending {
+    at::Tensor tensor;
+    std::string name;
+    at::Tensor all_finite;  // 0-dim bool, on the tensor's device
+  };
+  std::vector<Pending> pending_;
+};
 
 }  // namespace rollout::algorithms

@@ -28,9 +28,9 @@ struct ClipRange {
   double high;
 };
 
-// Masked mean of a metric, as a double, outside the autograd graph.
-double MetricMean(const at::Tensor& values, const at::Tensor& mask) {
-  return MaskedMean(values.detach().to(at::kDouble), mask.to(at::kDouble)).item<double>();
+// Masked mean of a metric, 0-dim float64, outside the autograd graph.
+at::Tensor MetricMean(const at::Tensor& values, const at::Tensor& mask) {
+  return MaskedMean(values.detach().to(at::kDouble), mask.to(at::kDouble));
 }
 
 absl::StatusOr<PolicyLossResult> Vanilla(const Inputs& in, const PolicyLossOptions& options,
@@ -72,7 +72,7 @@ absl::StatusOr<PolicyLossResult> Gspo(const Inputs& in, const PolicyLossOptions&
                    AggregateLoss(at::maximum(unclipped, clipped), in.mask, "seq-mean-token-mean"));
   c10::NoGradGuard no_grad;
   result.pg_clipfrac = MetricMean(clipped > unclipped, in.mask);
-  result.pg_clipfrac_lower = 0;
+  result.pg_clipfrac_lower = at::zeros({}, in.log_prob.options().dtype(at::kDouble));
   result.ppo_kl = MetricMean(-log_ratio, in.mask);
   return result;
 }

@@ -39,14 +39,16 @@ struct PolicyLossOptions {
 struct PolicyLossResult {
   // 0-dim, the inputs' promoted dtype, on their device; differentiable w.r.t. log_prob.
   at::Tensor loss;
+  // The metrics: 0-dim float64 on the inputs' device, outside the autograd graph. Reading
+  // one (item()) waits for the device, so the caller chooses when.
   // Masked fraction of tokens whose clipped term was the larger (the one used).
-  double pg_clipfrac = 0;
+  at::Tensor pg_clipfrac;
   // Masked fraction of tokens with a negative advantage capped by the dual clip
   // (always 0 for gspo, as in verl).
-  double pg_clipfrac_lower = 0;
+  at::Tensor pg_clipfrac_lower;
   // Masked mean of old_log_prob - log_prob (unclamped for gspo; the clamped log-ratio for
   // vanilla, as in verl).
-  double ppo_kl = 0;
+  at::Tensor ppo_kl;
 };
 
 // vanilla: per token r = exp(clamp(log_prob - old_log_prob, -20, 20)) and
@@ -61,7 +63,7 @@ struct PolicyLossResult {
 // InvalidArgument naming the problem for: an unknown loss_mode (listing the valid ones),
 // an unknown loss_agg_mode, clip ratios that are negative or non-finite, clip_ratio_c <= 1,
 // or inputs that fail CheckTokenLossInputs (shape, dtype, device, NaN / Inf).
-// Metrics are computed without gradient tracking and synchronise with the device.
+// Checking the inputs' finiteness synchronises with the device (see CheckFinite).
 absl::StatusOr<PolicyLossResult> ComputePolicyLoss(const at::Tensor& old_log_prob,
                                                    const at::Tensor& log_prob,
                                                    const at::Tensor& advantages,

@@ -67,7 +67,8 @@ std::vector<int64_t> RowTokensFor(const MiniBatchPlan& plan, const at::Tensor& a
 absl::StatusOr<MiniBatchResult> RunMiniBatches(int64_t rows, absl::Span<const int64_t> row_tokens,
                                                const MiniBatchPlan& plan,
                                                const std::vector<at::Tensor*>& trainable,
-                                               AdamW& optimizer, const MicroBatchStep& step) {
+                                               AdamW& optimizer, const MicroBatchStep& step,
+                                               const MiniBatchCheck& check) {
   const int64_t mini = plan.mini_batch_rows;
   if (rows <= 0 || rows % mini != 0) {
     return absl::InvalidArgumentError(
@@ -85,6 +86,12 @@ absl::StatusOr<MiniBatchResult> RunMiniBatches(int64_t rows, absl::Span<const in
       for (const RowRange& micro : micro_batches) {
         const double share = static_cast<double>(micro.rows) / mini;
         if (absl::Status s = step(micro.start, micro.rows, share); !s.ok()) {
+          optimizer.ZeroGrad();
+          return s;
+        }
+      }
+      if (check) {
+        if (absl::Status s = check(); !s.ok()) {
           optimizer.ZeroGrad();
           return s;
         }
@@ -118,6 +125,22 @@ std::map<std::string, double> MeanMetrics(const MetricLists& lists) {
   std::map<std::string, double> means;
   for (const auto& [name, values] : lists) means[name] = Mean(values);
   return means;
+}
+
+std::map<std::string, double> MeanMetrics(const TensorMetricLists& lists) {
+  std::vector<std::string> names;
+  std::vector<at::Tensor> means;
+  for (const auto& [name, values] : lists) {
+    if (values.empty()) continue;
+    names.push_back(name);
+    means.push_back(at::stack(values).to(at::kDouble).mean());
+  }
+  std::map<std::string, double> result;
+  for (const auto& [name, values] : lists) result[name] = 0;
+  if (means.empty()) return result;
+  const at::Tensor host = at::stack(means).cpu();
+  for (size_t i = 0; i < names.size(); ++i) result[names[i]] = host[static_cast<int64_t>(i)].item<double>();
+  return result;
 }
 
 double ClipGradNorm(const std::vector<at::Tensor*>& params, double max_norm) {

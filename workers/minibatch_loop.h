@@ -64,19 +64,30 @@ absl::StatusOr<std::vector<RowRange>> MicroBatchRanges(int64_t start, int64_t ro
 // [B, T], where `plan` has a token budget; else empty, without touching the mask.
 std::vector<int64_t> RowTokensFor(const MiniBatchPlan& plan, const at::Tensor& attention_mask);
 
+// Called after a mini-batch's micro-batches, before its gradients are averaged and
+// applied (e.g. DeferredFiniteChecks::Resolve); an error stops the loop as a step's does.
+using MiniBatchCheck = std::function<absl::Status()>;
+
 // Runs the loop over `rows` rows; `row_tokens` as for MicroBatchRanges (may be empty
-// without a token budget). InvalidArgument unless rows is a positive multiple of the
-// mini-batch; the first error of `step` (after dropping the gradients).
+// without a token budget); `check`, when set, once per mini-batch. InvalidArgument
+// unless rows is a positive multiple of the mini-batch; the first error of `step` or
+// `check` (after dropping the gradients).
 absl::StatusOr<MiniBatchResult> RunMiniBatches(int64_t rows, absl::Span<const int64_t> row_tokens,
                                                const MiniBatchPlan& plan,
                                                const std::vector<at::Tensor*>& trainable,
-                                               AdamW& optimizer, const MicroBatchStep& step);
+                                               AdamW& optimizer, const MicroBatchStep& step,
+                                               const MiniBatchCheck& check = nullptr);
 
 // Per-micro-batch (or per-step) metric values, and their means as verl's
 // reduce_metrics reports them (an empty list gives 0).
 using MetricLists = std::map<std::string, std::vector<double>>;
 double Mean(const std::vector<double>& values);
 std::map<std::string, double> MeanMetrics(const MetricLists& lists);
+
+// The same with each value a 0-dim tensor, all on one device, as a loop collects them
+// without waiting for the device; the means are read from it in one copy.
+using TensorMetricLists = std::map<std::string, std::vector<at::Tensor>>;
+std::map<std::string, double> MeanMetrics(const TensorMetricLists& lists);
 
 // Clips the gradients of `params` in place to a total L2 norm of at most `max_norm`
 // (torch.nn.utils.clip_grad_norm_) and returns the norm before clipping, which may be

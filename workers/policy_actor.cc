@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "algorithms/kl.h"
 #include "algorithms/loss_aggregation.h"
+#include "algorithms/masked_ops.h"
 #include "common/status_macros.h"
 
 namespace rollout::workers {
@@ -43,7 +44,7 @@ absl::StatusOr<models::TokenScores> PolicyActor::ComputeLogProbs(const PolicyBat
 
 absl::Status PolicyActor::AccumulateMicroBatch(const PolicyBatch& micro,
                                                std::optional<models::SharedPromptPacking> packed,
-                                               double share, MetricLists* metrics) {
+                                               double share, TensorMetricLists* metrics) {
   const models::TokenScores scores =
       packed ? ScorePackedResponses(*model_, *packed, micro.input_ids.size(0),
                                     micro.responses.size(1), /*with_entropy=*/true,
@@ -70,15 +71,14 @@ absl::Status PolicyActor::AccumulateMicroBatch(const PolicyBatch& micro,
                      algorithms::KlLoss(scores.log_probs, micro.ref_log_probs.to(at::kFloat), mask,
                                         options_.kl_loss_type, aggregate));
     loss = loss + kl * options_.kl_loss_coef;
-    (*metrics)["actor/kl_loss"].push_back(kl.item<double>());
-    (*metrics)["actor/kl_coef"].push_back(options_.kl_loss_coef);
+    (*metrics)["actor/kl_loss"].push_back(kl.detach());
   }
   (loss * share).backward();
-  (*metrics)["actor/pg_loss"].push_back(pg.loss.item<double>());
+  (*metrics)["actor/pg_loss"].push_back(pg.loss.detach());
   (*metrics)["actor/pg_clipfrac"].push_back(pg.pg_clipfrac);
   (*metrics)["actor/pg_clipfrac_lower"].push_back(pg.pg_clipfrac_lower);
   (*metrics)["actor/ppo_kl"].push_back(pg.ppo_kl);
-  (*metrics)["actor/entropy"].push_back(entropy.item<double>());
+  (*metrics)["actor/entropy"].push_back(entropy.detach());
   return absl::OkStatus();
 }
 
@@ -87,7 +87,10 @@ absl::StatusOr<std::map<std::string, double>> PolicyActor::Update(const PolicyBa
   const double lr = schedule_.LrAt(updates_);
   optimizer_.set_lr(lr);
   model_->set_training(true);
-  MetricLists metrics;
+  // Nothing in the loop waits for the device: the losses' finiteness checks are read
+  // once per mini-batch, before its optimizer step, and the metrics once at the end.
+  algorithms::DeferredFiniteChecks finite_checks;
+  TensorMetricLists metrics;
   // Micro-batches are packed for their forwards from one host copy of the token layout,
   // so packing never waits for the device.
   const at::Tensor host_ids = batch.input_ids.cpu(), host_mask = batch.attention_mask.cpu();
@@ -102,13 +105,15 @@ absl::StatusOr<std::map<std::string, double>> PolicyActor::Update(const PolicyBa
             options_.prompt_sharing);
         return AccumulateMicroBatch(SliceRows(batch, start, rows), std::move(packed), share,
                                     &metrics);
-      });
+      },
+      [&] { return finite_checks.Resolve(); });
   model_->set_training(false);
   if (!steps.ok()) {
     return absl::Status(steps.status().code(), absl::StrCat("update_actor: ", steps.status().message()));
   }
   ++updates_;
   std::map<std::string, double> result = MeanMetrics(metrics);
+  if (options_.use_kl_loss) result["actor/kl_coef"] = options_.kl_loss_coef;
   result["actor/grad_norm"] = Mean(steps->grad_norms);
   result["actor/grad_norm_nonfinite"] = static_cast<double>(steps->skipped_steps);
   result["actor/lr"] = lr;

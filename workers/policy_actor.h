@@ -82,10 +82,12 @@ class PolicyActor {
   PolicyActor(models::CausalLM* model, std::vector<at::Tensor*> trainable,
               const PolicyActorOptions& options, LrSchedule schedule);
   // Loss of one micro-batch, scaled by its share of the mini-batch, backpropagated; its
-  // forward runs through `packed` (PackForScoring) when given, else padded.
+  // forward runs through `packed` (PackForScoring) when given, else padded. Appends its
+  // metrics as device tensors and does not wait for the device itself (Update defers
+  // the losses' finiteness checks).
   absl::Status AccumulateMicroBatch(const PolicyBatch& micro,
                                     std::optional<models::SharedPromptPacking> packed,
-                                    double share, MetricLists* metrics);
+                                    double share, TensorMetricLists* metrics);
 
   models::CausalLM* const model_;
   std::vector<at::Tensor*> trainable_;

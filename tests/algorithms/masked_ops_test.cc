@@ -142,5 +142,21 @@ TEST(CheckFinite, CatchesLowPrecisionInfinity) {
   EXPECT_EQ(status.message(), "logits: 0 NaN and 1 infinite values (first at [1])");
 }
 
+TEST(DeferredFiniteChecks, QueueChecksAndReportTheFirstFailureOnResolve) {
+  const at::Tensor bad = Doubles({1, kNan, kInf}, {3});
+  {
+    DeferredFiniteChecks deferred;
+    EXPECT_TRUE(CheckFinite(Doubles({1, 2}, {2}), "fine").ok());
+    EXPECT_TRUE(CheckFinite(bad, "first").ok());  // queued, not read
+    EXPECT_TRUE(CheckFinite(bad * 2, "second").ok());
+    EXPECT_EQ(deferred.Resolve().message(), "first: 1 NaN and 1 infinite values (first at [1])");
+    EXPECT_TRUE(deferred.Resolve().ok());  // the queue was emptied
+    EXPECT_TRUE(CheckFinite(Doubles({3}, {1}), "later").ok());
+    EXPECT_TRUE(deferred.Resolve().ok());
+    EXPECT_TRUE(CheckFinite(bad, "dropped").ok());  // unresolved at the end of the scope
+  }
+  EXPECT_EQ(CheckFinite(bad, "now").message(), "now: 1 NaN and 1 infinite values (first at [1])");
+}
+
 }  // namespace
 }  // namespace rollout::algorithms

@@ -47,9 +47,9 @@ TEST(PolicyLossVanilla, HandComputedCase) {
   PolicyLossResult result =
       ComputePolicyLoss(at::zeros_like(log_prob), log_prob, advantages, mask, Options()).value();
   EXPECT_NEAR(result.loss.item<double>(), 0.64, 1e-8);
-  EXPECT_NEAR(result.pg_clipfrac, 0.4, 1e-8);
-  EXPECT_NEAR(result.pg_clipfrac_lower, 0.2, 1e-8);
-  EXPECT_NEAR(result.ppo_kl, -std::log(1.65) / 5, 1e-8);
+  EXPECT_NEAR(result.pg_clipfrac.item<double>(), 0.4, 1e-8);
+  EXPECT_NEAR(result.pg_clipfrac_lower.item<double>(), 0.2, 1e-8);
+  EXPECT_NEAR(result.ppo_kl.item<double>(), -std::log(1.65) / 5, 1e-8);
 }
 
 TEST(PolicyLossVanilla, RatioOneGivesMinusMeanAdvantageAndNoClipping) {
@@ -60,9 +60,9 @@ TEST(PolicyLossVanilla, RatioOneGivesMinusMeanAdvantageAndNoClipping) {
   PolicyLossResult result =
       ComputePolicyLoss(log_prob, log_prob, advantages, mask, Options()).value();
   EXPECT_NEAR(result.loss.item<double>(), -MaskedMean(advantages, mask).item<double>(), 1e-12);
-  EXPECT_EQ(result.pg_clipfrac, 0.0);
-  EXPECT_EQ(result.pg_clipfrac_lower, 0.0);
-  EXPECT_EQ(result.ppo_kl, 0.0);
+  EXPECT_EQ(result.pg_clipfrac.item<double>(), 0.0);
+  EXPECT_EQ(result.pg_clipfrac_lower.item<double>(), 0.0);
+  EXPECT_EQ(result.ppo_kl.item<double>(), 0.0);
 }
 
 TEST(PolicyLossVanilla, AggregatesWithTheRequestedMode) {
@@ -98,7 +98,7 @@ TEST(PolicyLossVanilla, ClipHigherOnlyMovesTheUpperBound) {
       ComputePolicyLoss(at::zeros_like(log_prob), log_prob, advantages, mask, options).value();
   // (-1.25 - 1.28 + 0.8) / 3; clipped: the second and third tokens.
   EXPECT_NEAR(result.loss.item<double>(), (-1.25 - 1.28 + 0.8) / 3, 1e-12);
-  EXPECT_NEAR(result.pg_clipfrac, 2.0 / 3, 1e-8);
+  EXPECT_NEAR(result.pg_clipfrac.item<double>(), 2.0 / 3, 1e-8);
 
   // clip_ratio_low 0.3 alone widens the lower side only: [0.7, 1.2] -> -1.2, -1.2, 0.75.
   options.clip_ratio_high = 0;
@@ -118,13 +118,13 @@ TEST(PolicyLossVanilla, DualClipEngagesOnlyForNegativeAdvantages) {
   PolicyLossResult result =
       ComputePolicyLoss(at::zeros_like(log_prob), log_prob, advantages, mask, options).value();
   EXPECT_NEAR(result.loss.item<double>(), (3 - 1.2 + 2) / 3, 1e-12);
-  EXPECT_NEAR(result.pg_clipfrac_lower, 1.0 / 3, 1e-8);
+  EXPECT_NEAR(result.pg_clipfrac_lower.item<double>(), 1.0 / 3, 1e-8);
 
   // A looser bound of 10 no longer caps r = 5.
   options.clip_ratio_c = 10;
   result = ComputePolicyLoss(at::zeros_like(log_prob), log_prob, advantages, mask, options).value();
   EXPECT_NEAR(result.loss.item<double>(), (5 - 1.2 + 2) / 3, 1e-12);
-  EXPECT_EQ(result.pg_clipfrac_lower, 0.0);
+  EXPECT_EQ(result.pg_clipfrac_lower.item<double>(), 0.0);
 }
 
 TEST(PolicyLossVanilla, ClampsTheLogRatioAtTwenty) {
@@ -137,7 +137,7 @@ TEST(PolicyLossVanilla, ClampsTheLogRatioAtTwenty) {
   result.loss.backward();
   // One token: token-mean and the masked mean divide by 1 + 1e-8.
   EXPECT_NEAR(result.loss.item<double>(), 3.0, 1e-7);
-  EXPECT_NEAR(result.ppo_kl, -20.0, 1e-6);
+  EXPECT_NEAR(result.ppo_kl.item<double>(), -20.0, 1e-6);
   EXPECT_EQ(log_prob.grad().item<double>(), 0.0);
 }
 
@@ -192,9 +192,9 @@ TEST(PolicyLossGspo, HandComputedCase) {
   PolicyLossResult result =
       ComputePolicyLoss(at::zeros_like(log_prob), log_prob, advantages, mask, options).value();
   EXPECT_NEAR(result.loss.item<double>(), -0.6244044224630537, 1e-8);
-  EXPECT_NEAR(result.pg_clipfrac, 0.4, 1e-8);
-  EXPECT_EQ(result.pg_clipfrac_lower, 0.0);
-  EXPECT_NEAR(result.ppo_kl, -std::log(1.98) / 5, 1e-8);
+  EXPECT_NEAR(result.pg_clipfrac.item<double>(), 0.4, 1e-8);
+  EXPECT_EQ(result.pg_clipfrac_lower.item<double>(), 0.0);
+  EXPECT_NEAR(result.ppo_kl.item<double>(), -std::log(1.98) / 5, 1e-8);
 }
 
 TEST(PolicyLossGspo, GradientFlowsPerTokenThroughTheSequenceRatio) {
@@ -238,9 +238,9 @@ TEST(PolicyLoss, MaskedTokensChangeNothing) {
       dirty.loss.backward();
       const std::string where = std::string(loss_mode) + " / " + agg_mode;
       EXPECT_NEAR(clean.loss.item<double>(), dirty.loss.item<double>(), 1e-12) << where;
-      EXPECT_NEAR(clean.pg_clipfrac, dirty.pg_clipfrac, 1e-12) << where;
-      EXPECT_NEAR(clean.pg_clipfrac_lower, dirty.pg_clipfrac_lower, 1e-12) << where;
-      EXPECT_NEAR(clean.ppo_kl, dirty.ppo_kl, 1e-12) << where;
+      EXPECT_NEAR(clean.pg_clipfrac.item<double>(), dirty.pg_clipfrac.item<double>(), 1e-12) << where;
+      EXPECT_NEAR(clean.pg_clipfrac_lower.item<double>(), dirty.pg_clipfrac_lower.item<double>(), 1e-12) << where;
+      EXPECT_NEAR(clean.ppo_kl.item<double>(), dirty.ppo_kl.item<double>(), 1e-12) << where;
       EXPECT_TRUE(at::allclose(clean_lp.grad(), dirty_lp.grad(), 0, 1e-12)) << where;
       EXPECT_TRUE(at::equal(dirty_lp.grad() * (1 - mask), at::zeros_like(mask))) << where;
     }
@@ -255,8 +255,8 @@ TEST(PolicyLoss, AllMaskedBatchGivesZeroLossAndMetrics) {
                           at::zeros({2, 3}), Options(loss_mode))
             .value();
     EXPECT_EQ(result.loss.item<double>(), 0.0) << loss_mode;
-    EXPECT_EQ(result.pg_clipfrac, 0.0) << loss_mode;
-    EXPECT_EQ(result.ppo_kl, 0.0) << loss_mode;
+    EXPECT_EQ(result.pg_clipfrac.item<double>(), 0.0) << loss_mode;
+    EXPECT_EQ(result.ppo_kl.item<double>(), 0.0) << loss_mode;
   }
 }
 

@@ -76,9 +76,9 @@ TEST(AlgorithmsCuda, PolicyLossAndGradientMatchTheCpu) {
     gpu.loss.backward();
     EXPECT_TRUE(gpu.loss.is_cuda()) << loss_mode;
     EXPECT_NEAR(gpu.loss.item<double>(), cpu.loss.item<double>(), 1e-5) << loss_mode;
-    EXPECT_NEAR(gpu.pg_clipfrac, cpu.pg_clipfrac, 1e-6) << loss_mode;
-    EXPECT_NEAR(gpu.pg_clipfrac_lower, cpu.pg_clipfrac_lower, 1e-6) << loss_mode;
-    EXPECT_NEAR(gpu.ppo_kl, cpu.ppo_kl, 1e-5) << loss_mode;
+    EXPECT_NEAR(gpu.pg_clipfrac.item<double>(), cpu.pg_clipfrac.item<double>(), 1e-6) << loss_mode;
+    EXPECT_NEAR(gpu.pg_clipfrac_lower.item<double>(), cpu.pg_clipfrac_lower.item<double>(), 1e-6) << loss_mode;
+    EXPECT_NEAR(gpu.ppo_kl.item<double>(), cpu.ppo_kl.item<double>(), 1e-5) << loss_mode;
     EXPECT_TRUE(at::allclose(gpu_lp.grad().cpu(), cpu_lp.grad(), 1e-4, 1e-6)) << loss_mode;
   }
 }

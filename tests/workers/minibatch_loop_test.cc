@@ -7,7 +7,11 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
+
 #include <limits>
+#include <map>
+#include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
@@ -133,6 +137,35 @@ TEST(RunMiniBatches, TokenBudgetSharesAreRowFractionsOfTheMiniBatch) {
                                             std::make_tuple(int64_t{1}, int64_t{2}, 0.5),
                                             std::make_tuple(int64_t{3}, int64_t{1}, 0.25)));
   EXPECT_NEAR(result.grad_norms[0], 1.0, 1e-6);
+}
+
+TEST(RunMiniBatches, TheCheckRunsBeforeEachStepAndItsErrorStopsTheLoop) {
+  at::Tensor weight = at::ones({1}).set_requires_grad(true);
+  AdamW optimizer({&weight}, AdamWOptions());
+  std::vector<std::string> events;
+  const auto step = [&](int64_t start, int64_t, double share) {
+    events.push_back(absl::StrCat("micro ", start));
+    (weight * share).sum().backward();
+    return absl::OkStatus();
+  };
+  const auto check = [&] {
+    events.push_back("check");
+    return events.size() < 4 ? absl::OkStatus() : absl::InvalidArgumentError("loss: 1 NaN");
+  };
+  EXPECT_EQ(RunMiniBatches(4, {}, Plan(2, 1, 1), {&weight}, optimizer, step, check).status().message(),
+            "loss: 1 NaN");
+  EXPECT_THAT(events, ::testing::ElementsAre("micro 0", "micro 1", "check", "micro 2", "micro 3", "check"));
+  EXPECT_EQ(optimizer.states()[0].step.item<float>(), 1.0f);  // the second mini-batch never stepped
+  EXPECT_FALSE(weight.grad().defined());
+}
+
+TEST(MeanMetrics, DeviceTensorListsGiveTheMeansOfTheirValues) {
+  TensorMetricLists lists;
+  lists["a"] = {at::scalar_tensor(1.0), at::scalar_tensor(2.0, at::kFloat)};
+  lists["b"] = {at::scalar_tensor(-4.0)};
+  lists["empty"] = {};
+  const std::map<std::string, double> means = MeanMetrics(lists);
+  EXPECT_EQ(means, (std::map<std::string, double>{{"a", 1.5}, {"b", -4.0}, {"empty", 0.0}}));
 }
 
 TEST(ClipGradNorm, ScalesGradientsToTheBoundAndReportsTheNormBefore) {

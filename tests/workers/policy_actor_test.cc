@@ -8,6 +8,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "tests/workers/tiny_policy.h"
 
 namespace rollout::workers {
@@ -222,6 +224,20 @@ TEST(PolicyActor, BatchesThatDoNotFitAreErrors) {
   EXPECT_THAT(actor->Update(batch).status().message(), HasSubstr("old_log_probs must be [4, 3]"));
   EXPECT_THAT(PolicyActor::Create(model.get(), {}, Options(0, 1)).status().message(),
               HasSubstr("must be >= 1"));
+}
+
+// The losses check their inputs' finiteness once per mini-batch (deferred): a NaN in the
+// second mini-batch's advantages still fails the update, naming it, and the weights keep
+// the first mini-batch's step only.
+TEST(PolicyActor, NonFiniteInputsFailTheUpdateBeforeTheirMiniBatchSteps) {
+  auto model = TinyModel();
+  auto actor = PolicyActor::Create(model.get(), AllParameters(*model), Options(2, 1)).value();
+  PolicyBatch batch = MakeBatch(4);
+  batch.old_log_probs = actor->ComputeLogProbs(batch, 4, false).value().log_probs;
+  batch.advantages[3][1] = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THAT(actor->Update(batch).status().message(),
+              HasSubstr("update_actor: advantages: 1 NaN and 0 infinite values (first at [0, 1])"));
+  EXPECT_EQ(actor->optimizer().states().front().step.item<float>(), 1.0f);
 }
 
 }  // namespace
