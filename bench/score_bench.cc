@@ -128,7 +128,7 @@ int Main(const std::vector<std::string>& args) {
   // flash kernel serves.
   workers::PolicyActorOptions actor_options;
   actor_options.plan.mini_batch_rows = rows;
-  actor_options.plan.micro_batch_rows = o.update_micro;
+  actor_options.plan.micro_batch.rows = o.update_micro;
   actor_options.use_kl_loss = true;
   actor_options.kl_loss_coef = 0.001;
   actor_options.adamw.lr = 1e-6;

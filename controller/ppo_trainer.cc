@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "algorithms/dapo.h"
 #include "common/logging.h"
+#include "common/recipe_batching.h"
 #include "common/status_macros.h"
 #include "controller/ppo_step.h"
 #include "controller/ppo_worker_calls.h"
@@ -57,15 +58,14 @@ absl::Status CheckSplits(const config::Recipe& recipe, const WorkerGroup& group,
   return absl::OkStatus();
 }
 
-// With use_dynamic_bsz, `<role>.ppo_max_token_len_per_gpu` must hold the longest row,
-// as verl asserts.
-absl::Status CheckTokenBudget(const config::Recipe& recipe, const std::string& role, bool dynamic,
-                              int64_t budget) {
+// A pass that forms its micro-batches by tokens must fit the longest row in one, as
+// verl asserts.
+absl::Status CheckTokenBudget(const config::Recipe& recipe, const config::PassBatching& pass) {
   const int64_t longest = int64_t{recipe.data().max_prompt_length()} + recipe.data().max_response_length();
-  if (!dynamic || budget >= longest) return absl::OkStatus();
+  if (pass.max_tokens == 0 || pass.max_tokens >= longest) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
-      role, ".ppo_max_token_len_per_gpu (", budget, ") must be at least data.max_prompt_length + ",
-      "data.max_response_length (", longest, ") with ", role, ".use_dynamic_bsz"));
+      pass.budget_key, " (", pass.max_tokens, ") must be at least data.max_prompt_length + ",
+      "data.max_response_length (", longest, "): a micro-batch by tokens holds whole rows"));
 }
 
 // The worker groups against the recipe: batch splits over each group, token budgets, and
@@ -74,8 +74,10 @@ absl::Status CheckWorkers(const PpoTrainerSetup& setup) {
   const config::Recipe& recipe = setup.recipe;
   RETURN_IF_ERROR(CheckSplits(recipe, *setup.policy, "policy", "actor.ppo_mini_batch_size",
                               recipe.actor().ppo_mini_batch_size()));
-  RETURN_IF_ERROR(CheckTokenBudget(recipe, "actor", recipe.actor().use_dynamic_bsz(),
-                                   recipe.actor().ppo_max_token_len_per_gpu()));
+  for (const config::PassBatching& pass : {config::UpdateActorBatching(recipe), config::OldLogProbBatching(recipe),
+                                            config::RefLogProbBatching(recipe)}) {
+    RETURN_IF_ERROR(CheckTokenBudget(recipe, pass));
+  }
   const std::string& estimator = recipe.algorithm().adv_estimator();
   if (estimator == "gae" && setup.critic == nullptr) {
     return absl::InvalidArgumentError(
@@ -87,8 +89,7 @@ absl::Status CheckWorkers(const PpoTrainerSetup& setup) {
         estimator, " does not use one: remove placement.critic or use gae"));
   }
   if (setup.critic == nullptr) return absl::OkStatus();
-  RETURN_IF_ERROR(CheckTokenBudget(recipe, "critic", recipe.critic().use_dynamic_bsz(),
-                                   recipe.critic().ppo_max_token_len_per_gpu()));
+  RETURN_IF_ERROR(CheckTokenBudget(recipe, config::UpdateCriticBatching(recipe)));
   return CheckSplits(recipe, *setup.critic, "critic", "critic.ppo_mini_batch_size",
                      recipe.critic().ppo_mini_batch_size());
 }

@@ -26,10 +26,10 @@ absl::StatusOr<int64_t> MiniBatchRowsPerRank(const config::Recipe& recipe, int w
   return rows / world;
 }
 
-ValueCriticOptions CriticOptionsFrom(const config::CriticConfig& critic, int64_t total_training_steps) {
+ValueCriticOptions CriticOptionsFrom(const config::Recipe& recipe, int64_t total_training_steps) {
+  const config::CriticConfig& critic = recipe.critic();
   ValueCriticOptions options;
-  options.plan.micro_batch_rows = critic.ppo_micro_batch_size_per_gpu();
-  if (critic.use_dynamic_bsz()) options.plan.max_micro_batch_tokens = critic.ppo_max_token_len_per_gpu();
+  options.plan.micro_batch = MicroBatchSizeOf(config::UpdateCriticBatching(recipe));
   options.plan.epochs = critic.ppo_epochs();
   options.plan.grad_clip = critic.grad_clip();
   options.value_loss.cliprange_value = critic.cliprange_value();
@@ -58,7 +58,7 @@ absl::StatusOr<std::unique_ptr<CriticWorker>> CriticWorker::Create(const CriticW
   if (path.empty()) {
     return absl::InvalidArgumentError("critic.model.path is not set, nor actor.model.path (its default)");
   }
-  ValueCriticOptions options = CriticOptionsFrom(recipe.critic(), setup.total_training_steps);
+  ValueCriticOptions options = CriticOptionsFrom(recipe, setup.total_training_steps);
   ASSIGN_OR_RETURN(options.plan.mini_batch_rows, MiniBatchRowsPerRank(recipe, setup.world));
   options.plan.data_parallel = setup.data_parallel;
   models::LoadOptions load;

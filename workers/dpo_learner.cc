@@ -48,7 +48,7 @@ absl::StatusOr<std::unique_ptr<DpoLearner>> DpoLearner::Create(models::CausalLM*
                                                                std::vector<at::Tensor*> trainable,
                                                                const DpoOptions& options) {
   RETURN_IF_ERROR(CheckMiniBatchPlan(options.plan, "dpo"));
-  if (options.plan.max_micro_batch_tokens > 0) {
+  if (options.plan.micro_batch.max_tokens > 0) {
     return absl::InvalidArgumentError("dpo: micro-batches are counted in pairs, not under a token budget");
   }
   if (trainable.empty()) return absl::InvalidArgumentError("dpo: nothing to train");

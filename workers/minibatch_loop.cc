@@ -14,54 +14,15 @@
 namespace rollout::workers {
 
 absl::Status CheckMiniBatchPlan(const MiniBatchPlan& plan, const char* what) {
-  if (plan.mini_batch_rows < 1 || plan.micro_batch_rows < 1 || plan.epochs < 1 ||
-      plan.max_micro_batch_tokens < 0 || !(plan.grad_clip > 0)) {
+  if (plan.mini_batch_rows < 1 || plan.micro_batch.rows < 1 || plan.epochs < 1 ||
+      plan.micro_batch.max_tokens < 0 || !(plan.grad_clip > 0)) {
     return absl::InvalidArgumentError(absl::StrCat(
         what, ": mini-batch rows (", plan.mini_batch_rows, "), micro-batch rows (",
-        plan.micro_batch_rows, ") and ppo_epochs (", plan.epochs,
-        ") must be >= 1, the micro-batch token budget (", plan.max_micro_batch_tokens,
+        plan.micro_batch.rows, ") and ppo_epochs (", plan.epochs,
+        ") must be >= 1, the micro-batch token budget (", plan.micro_batch.max_tokens,
         ") >= 0 and grad_clip (", plan.grad_clip, ") > 0"));
   }
   return absl::OkStatus();
-}
-
-absl::StatusOr<std::vector<RowRange>> MicroBatchRanges(int64_t start, int64_t rows,
-                                                       const MiniBatchPlan& plan,
-                                                       absl::Span<const int64_t> row_tokens) {
-  std::vector<RowRange> ranges;
-  const int64_t end = start + rows;
-  if (plan.max_micro_batch_tokens <= 0) {
-    for (int64_t first = start; first < end; first += plan.micro_batch_rows) {
-      ranges.push_back({first, std::min(plan.micro_batch_rows, end - first)});
-    }
-    return ranges;
-  }
-  if (static_cast<int64_t>(row_tokens.size()) < end) {
-    return absl::InvalidArgumentError(absl::StrCat("token counts for ", row_tokens.size(),
-                                                   " rows; the micro-batches need ", end));
-  }
-  int64_t tokens = 0;
-  for (int64_t row = start; row < end; ++row) {
-    const int64_t count = row_tokens[row];
-    if (count > plan.max_micro_batch_tokens) {
-      return absl::InvalidArgumentError(absl::StrCat("row ", row, " holds ", count,
-                                                     " tokens, more than the micro-batch budget of ",
-                                                     plan.max_micro_batch_tokens));
-    }
-    if (ranges.empty() || tokens + count > plan.max_micro_batch_tokens) {
-      ranges.push_back({row, 0});
-      tokens = 0;
-    }
-    ++ranges.back().rows;
-    tokens += count;
-  }
-  return ranges;
-}
-
-std::vector<int64_t> RowTokensFor(const MiniBatchPlan& plan, const at::Tensor& attention_mask) {
-  if (plan.max_micro_batch_tokens <= 0) return {};
-  const at::Tensor counts = attention_mask.ne(0).sum(1).to(at::kLong).cpu().contiguous();
-  return std::vector<int64_t>(counts.data_ptr<int64_t>(), counts.data_ptr<int64_t>() + counts.numel());
 }
 
 absl::StatusOr<MiniBatchResult> RunMiniBatches(int64_t rows, absl::Span<const int64_t> row_tokens,
@@ -76,7 +37,8 @@ absl::StatusOr<MiniBatchResult> RunMiniBatches(int64_t rows, absl::Span<const in
   }
   std::vector<std::vector<RowRange>> mini_batches;  // each one's micro-batches
   for (int64_t start = 0; start < rows; start += mini) {
-    ASSIGN_OR_RETURN(std::vector<RowRange> micro_batches, MicroBatchRanges(start, mini, plan, row_tokens));
+    ASSIGN_OR_RETURN(std::vector<RowRange> micro_batches,
+                     MicroBatchRanges(start, mini, plan.micro_batch, row_tokens));
     mini_batches.push_back(std::move(micro_batches));
   }
   MiniBatchResult result;

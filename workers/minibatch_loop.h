@@ -16,17 +16,13 @@
 #include "absl/types/span.h"
 #include "workers/adamw.h"
 #include "workers/communicator.h"
+#include "workers/micro_batches.h"
 
 namespace rollout::workers {
 
 struct MiniBatchPlan {
   int64_t mini_batch_rows = 256;
-  // A mini-batch's micro-batches are runs of micro_batch_rows rows or, where
-  // max_micro_batch_tokens > 0 (verl's use_dynamic_bsz with ppo_max_token_len_per_gpu),
-  // runs of consecutive rows holding at most that many tokens, each as long as the
-  // budget allows. Rows keep their order, so a GRPO group's rows stay together.
-  int64_t micro_batch_rows = 8;
-  int64_t max_micro_batch_tokens = 0;
+  MicroBatchSize micro_batch;  // a mini-batch's micro-batches (micro_batches.h)
   int64_t epochs = 1;
   double grad_clip = 1.0;
   // The data-parallel group whose ranks each run this loop on their share of the rows
@@ -47,29 +43,12 @@ struct MiniBatchResult {
   int64_t skipped_steps = 0;       // steps with a non-finite gradient norm
 };
 
-struct RowRange {
-  int64_t start = 0;
-  int64_t rows = 0;
-};
-
-// The micro-batches of the mini-batch of rows [start, start + rows), in order.
-// `row_tokens` holds every row's token count (indexed from row 0 of the batch) and is
-// read only with a token budget; then InvalidArgument for a row that alone exceeds it,
-// or for too few counts.
-absl::StatusOr<std::vector<RowRange>> MicroBatchRanges(int64_t start, int64_t rows,
-                                                       const MiniBatchPlan& plan,
-                                                       absl::Span<const int64_t> row_tokens);
-
-// For MicroBatchRanges: each row's token count, its nonzero entries of `attention_mask`
-// [B, T], where `plan` has a token budget; else empty, without touching the mask.
-std::vector<int64_t> RowTokensFor(const MiniBatchPlan& plan, const at::Tensor& attention_mask);
-
 // Called after a mini-batch's micro-batches, before its gradients are averaged and
 // applied (e.g. DeferredFiniteChecks::Resolve); an error stops the loop as a step's does.
 using MiniBatchCheck = std::function<absl::Status()>;
 
-// Runs the loop over `rows` rows; `row_tokens` as for MicroBatchRanges (may be empty
-// without a token budget); `check`, when set, once per mini-batch. InvalidArgument
+// Runs the loop over `rows` rows; `row_tokens` as for MicroBatchRanges (RowTokensFor;
+// empty without a token budget); `check`, when set, once per mini-batch. InvalidArgument
 // unless rows is a positive multiple of the mini-batch; the first error of `step` or
 // `check` (after dropping the gradients).
 absl::StatusOr<MiniBatchResult> RunMiniBatches(int64_t rows, absl::Span<const int64_t> row_tokens,

@@ -36,9 +36,9 @@ PolicyActor::PolicyActor(models::CausalLM* model, std::vector<at::Tensor*> train
       optimizer_(trainable_, options.adamw) {}
 
 absl::StatusOr<models::TokenScores> PolicyActor::ComputeLogProbs(const PolicyBatch& batch,
-                                                                 int64_t micro_batch_rows,
+                                                                 const MicroBatchSize& micro_batch,
                                                                  bool with_entropy) const {
-  return ScoreResponsesNoGrad(*model_, batch, micro_batch_rows, with_entropy, options_.temperature,
+  return ScoreResponsesNoGrad(*model_, batch, micro_batch, with_entropy, options_.temperature,
                               options_.prompt_sharing);
 }
 
@@ -96,7 +96,7 @@ absl::StatusOr<std::map<std::string, double>> PolicyActor::Update(const PolicyBa
   const at::Tensor host_ids = batch.input_ids.cpu(), host_mask = batch.attention_mask.cpu();
   const at::Tensor host_positions = batch.position_ids.cpu();
   const absl::StatusOr<MiniBatchResult> steps = RunMiniBatches(
-      batch.input_ids.size(0), RowTokensFor(options_.plan, host_mask), options_.plan, trainable_,
+      batch.input_ids.size(0), RowTokensFor(options_.plan.micro_batch, host_mask), options_.plan, trainable_,
       optimizer_,
       [&](int64_t start, int64_t rows, double share) {
         std::optional<models::SharedPromptPacking> packed = PackForScoring(

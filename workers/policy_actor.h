@@ -58,11 +58,11 @@ class PolicyActor {
                                                              std::vector<at::Tensor*> trainable,
                                                              const PolicyActorOptions& options);
 
-  // Log-probs (and entropies when asked) of the responses, [B, R] float32, computed
-  // `micro_batch_rows` rows at a time without gradients. InvalidArgument for a batch
-  // whose tensors do not fit together.
+  // Log-probs (and entropies when asked) of the responses, [B, R] float32, computed one
+  // micro-batch at a time without gradients. InvalidArgument for a batch whose tensors
+  // do not fit together, or a bad micro-batch size (ScoreResponsesNoGrad).
   absl::StatusOr<models::TokenScores> ComputeLogProbs(const PolicyBatch& batch,
-                                                      int64_t micro_batch_rows,
+                                                      const MicroBatchSize& micro_batch,
                                                       bool with_entropy) const;
 
   // One update_actor call: RunMiniBatches (minibatch_loop.h) over the batch, which must

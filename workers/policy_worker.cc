@@ -100,8 +100,7 @@ absl::Status PolicyWorker::CreateActor() {
   const config::ActorConfig& actor = setup_.recipe.actor();
   PolicyActorOptions options;
   ASSIGN_OR_RETURN(options.plan.mini_batch_rows, MiniBatchRowsPerRank(setup_.recipe, setup_.world));
-  options.plan.micro_batch_rows = actor.ppo_micro_batch_size_per_gpu();
-  if (actor.use_dynamic_bsz()) options.plan.max_micro_batch_tokens = actor.ppo_max_token_len_per_gpu();
+  options.plan.micro_batch = MicroBatchSizeOf(config::UpdateActorBatching(setup_.recipe));
   options.plan.epochs = actor.ppo_epochs();
   options.plan.grad_clip = actor.grad_clip();
   options.plan.data_parallel = setup_.data_parallel;
@@ -141,7 +140,7 @@ absl::Status PolicyWorker::CreateSftLearner(int64_t batch, const config::OptimCo
   }
   SftOptions options;
   options.plan.mini_batch_rows = batch / setup_.world;  // one optimizer step per batch
-  options.plan.micro_batch_rows = actor.ppo_micro_batch_size_per_gpu();
+  options.plan.micro_batch.rows = actor.ppo_micro_batch_size_per_gpu();
   options.plan.grad_clip = actor.grad_clip();
   options.plan.data_parallel = setup_.data_parallel;
   options.adamw = AdamWFrom(optim);
@@ -160,7 +159,7 @@ absl::Status PolicyWorker::CreateDpoLearner() {
   const config::DpoConfig& dpo = setup_.recipe.algorithm().dpo();
   DpoOptions options;
   options.plan.mini_batch_rows = batch / setup_.world;  // one optimizer step per batch of pairs
-  options.plan.micro_batch_rows = actor.ppo_micro_batch_size_per_gpu();
+  options.plan.micro_batch.rows = actor.ppo_micro_batch_size_per_gpu();
   options.plan.grad_clip = actor.grad_clip();
   options.plan.data_parallel = setup_.data_parallel;
   options.loss.set_beta(dpo.beta()).set_loss_type(dpo.loss_type()).set_label_smoothing(dpo.label_smoothing());
@@ -319,7 +318,7 @@ absl::StatusOr<Batch> PolicyWorker::ComputeLogProb(const Batch& input) const {
   ASSIGN_OR_RETURN(const PolicyBatch batch, PolicyBatchFromColumns(input));
   ASSIGN_OR_RETURN(const models::TokenScores scores,
                    actor_->ComputeLogProbs(MoveTo(batch, setup_.device),
-                                           setup_.recipe.rollout().log_prob_micro_batch_size_per_gpu(),
+                                           MicroBatchSizeOf(config::OldLogProbBatching(setup_.recipe)),
                                            /*with_entropy=*/true));
   Batch output;
   RETURN_IF_ERROR(output.AddTensor("old_log_probs", scores.log_probs.cpu()));
@@ -331,7 +330,7 @@ absl::StatusOr<Batch> PolicyWorker::ComputeRefLogProb(const Batch& input) const 
   ASSIGN_OR_RETURN(const PolicyBatch batch, PolicyBatchFromColumns(input));
   const double temperature =
       setup_.recipe.rollout().temperature() > 0 ? setup_.recipe.rollout().temperature() : 1.0;
-  const int64_t micro = setup_.recipe.ref().log_prob_micro_batch_size_per_gpu();
+  const MicroBatchSize micro = MicroBatchSizeOf(config::RefLogProbBatching(setup_.recipe));
   if (ref_model_ == nullptr && setup_.recipe.actor().model().lora_rank() == 0) {
     return absl::FailedPreconditionError(
         "ref.compute_ref_log_prob: no reference policy was loaded; it is loaded when "

@@ -75,30 +75,35 @@ models::TokenScores ScoreResponses(const models::CausalLM& model, const at::Tens
 
 absl::StatusOr<models::TokenScores> ScoreResponsesNoGrad(const models::CausalLM& model,
                                                          const PolicyBatch& batch,
-                                                         int64_t micro_batch_rows,
+                                                         const MicroBatchSize& micro_batch,
                                                          bool with_entropy, double temperature,
                                                          PromptSharing sharing) {
   RETURN_IF_ERROR(CheckPolicyBatch(batch));
-  if (micro_batch_rows < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("micro-batch rows is ", micro_batch_rows, "; must be >= 1"));
+  if (micro_batch.rows < 1 || micro_batch.max_tokens < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("micro-batch rows is ", micro_batch.rows,
+                                                   " and token budget ", micro_batch.max_tokens,
+                                                   "; must be >= 1 and >= 0"));
   }
   c10::NoGradGuard no_grad;
   const int64_t rows = batch.input_ids.size(0), response = batch.responses.size(1);
+  const bool shares = SharesPrompts(model, sharing);
+  // Token counts and packings come from one host copy of the batch's layout, made before
+  // the first forward, so the forwards queue on the device without waiting for the host.
+  at::Tensor ids, mask, positions;
+  if (shares || micro_batch.max_tokens > 0) mask = batch.attention_mask.cpu();
+  ASSIGN_OR_RETURN(const std::vector<RowRange> ranges,
+                   MicroBatchRanges(0, rows, micro_batch, RowTokensFor(micro_batch, mask)));
   std::vector<PolicyBatch> micros;
-  for (int64_t start = 0; start < rows; start += micro_batch_rows) {
-    micros.push_back(SliceRows(batch, start, std::min(micro_batch_rows, rows - start)));
-  }
-  // Every micro-batch is packed before the first forward, from one host copy of the
-  // batch, so the forwards queue on the device without waiting for the host.
+  for (const RowRange& range : ranges) micros.push_back(SliceRows(batch, range.start, range.rows));
   std::vector<std::optional<models::SharedPromptPacking>> packed(micros.size());
-  if (SharesPrompts(model, sharing)) {
-    const at::Tensor ids = batch.input_ids.cpu(), mask = batch.attention_mask.cpu();
-    const at::Tensor positions = batch.position_ids.cpu();
+  if (shares) {
+    ids = batch.input_ids.cpu();
+    positions = batch.position_ids.cpu();
     for (size_t i = 0; i < micros.size(); ++i) {
-      const int64_t start = static_cast<int64_t>(i) * micro_batch_rows;
-      const int64_t length = micros[i].input_ids.size(0);
-      packed[i] = PackForScoring(model, ids.narrow(0, start, length), mask.narrow(0, start, length),
-                                 positions.narrow(0, start, length), response, sharing);
+      const RowRange& range = ranges[i];
+      packed[i] = PackForScoring(model, ids.narrow(0, range.start, range.rows),
+                                 mask.narrow(0, range.start, range.rows),
+                                 positions.narrow(0, range.start, range.rows), response, sharing);
     }
   }
   std::vector<at::Tensor> log_probs, entropies;

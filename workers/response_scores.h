@@ -13,6 +13,7 @@
 #include "models/causal_lm.h"
 #include "models/shared_prompt_packing.h"
 #include "models/token_scores.h"
+#include "workers/micro_batches.h"
 #include "workers/policy_batch.h"
 
 namespace rollout::workers {
@@ -55,12 +56,13 @@ models::TokenScores ScorePackedResponses(const models::CausalLM& model,
                                          int64_t response_length, bool with_entropy,
                                          double temperature = 1.0);
 
-// ScoreResponses over a whole PolicyBatch, `micro_batch_rows` rows at a time, without
-// gradients: [B, R] float32 log-probs (and entropies when asked). InvalidArgument for a
-// batch that does not fit (CheckPolicyBatch) or micro_batch_rows < 1.
+// ScoreResponses over a whole PolicyBatch, one micro-batch (micro_batches.h) at a time,
+// without gradients: [B, R] float32 log-probs (and entropies when asked).
+// InvalidArgument for a batch that does not fit (CheckPolicyBatch), a micro-batch size
+// below one row or a negative budget, or a row over the budget.
 absl::StatusOr<models::TokenScores> ScoreResponsesNoGrad(const models::CausalLM& model,
                                                          const PolicyBatch& batch,
-                                                         int64_t micro_batch_rows,
+                                                         const MicroBatchSize& micro_batch,
                                                          bool with_entropy,
                                                          double temperature = 1.0,
                                                          PromptSharing sharing =

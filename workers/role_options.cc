@@ -29,4 +29,8 @@ LrScheduleOptions ScheduleFrom(const config::OptimConfig& optim, int64_t total_t
   return schedule;
 }
 
+MicroBatchSize MicroBatchSizeOf(const config::PassBatching& pass) {
+  return MicroBatchSize(pass.rows, pass.max_tokens);
+}
+
 }  // namespace rollout::workers

@@ -1,6 +1,6 @@
 // What the training roles (actor, critic) read alike from their recipe sections: the
-// model dtype (actor.model.dtype, critic.model.dtype) and the optimizer with its LR
-// schedule (actor.optim.*, critic.optim.*).
+// model dtype (actor.model.dtype, critic.model.dtype), the optimizer with its LR
+// schedule (actor.optim.*, critic.optim.*) and a pass's micro-batches.
 #pragma once
 
 #include <c10/core/ScalarType.h>
@@ -8,9 +8,11 @@
 #include <cstdint>
 #include <string>
 
+#include "common/recipe_batching.h"
 #include "proto/recipe.pb.h"
 #include "workers/adamw.h"
 #include "workers/lr_schedule.h"
+#include "workers/micro_batches.h"
 
 namespace rollout::workers {
 
@@ -22,5 +24,8 @@ AdamWOptions AdamWFrom(const config::OptimConfig& optim);
 // `total_training_steps` is the horizon when optim.total_training_steps is -1 (the
 // controller knows it from the data).
 LrScheduleOptions ScheduleFrom(const config::OptimConfig& optim, int64_t total_training_steps);
+
+// A pass's micro-batches as common/recipe_batching.h resolves them from the recipe.
+MicroBatchSize MicroBatchSizeOf(const config::PassBatching& pass);
 
 }  // namespace rollout::workers

@@ -47,7 +47,7 @@ absl::StatusOr<std::map<std::string, double>> SftLearner::Update(const PolicyBat
   model_->set_training(true);
   MetricLists metrics;
   const absl::StatusOr<MiniBatchResult> steps = RunMiniBatches(
-      batch.input_ids.size(0), RowTokensFor(options_.plan, batch.attention_mask), options_.plan,
+      batch.input_ids.size(0), RowTokensFor(options_.plan.micro_batch, batch.attention_mask), options_.plan,
       trainable_, optimizer_,
       [&](int64_t start, int64_t rows, double share) -> absl::Status {
         ASSIGN_OR_RETURN(const at::Tensor loss, ResponseNll(*model_, SliceRows(batch, start, rows)));

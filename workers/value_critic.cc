@@ -105,7 +105,7 @@ absl::StatusOr<std::map<std::string, double>> ValueCritic::Update(const ValueBat
   optimizer_.set_lr(lr);
   MetricLists metrics;
   const absl::StatusOr<MiniBatchResult> steps = RunMiniBatches(
-      batch.input_ids.size(0), RowTokensFor(options_.plan, batch.attention_mask), options_.plan,
+      batch.input_ids.size(0), RowTokensFor(options_.plan.micro_batch, batch.attention_mask), options_.plan,
       trainable_, optimizer_,
       [&](int64_t start, int64_t rows, double share) -> absl::Status {
         const ValueBatch micro = SliceRows(batch, start, rows);

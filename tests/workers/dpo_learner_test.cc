@@ -21,7 +21,7 @@ using testing::TinyModel;
 DpoOptions Options() {
   DpoOptions options;
   options.plan.mini_batch_rows = 4;
-  options.plan.micro_batch_rows = 2;
+  options.plan.micro_batch.rows = 2;
   options.lr_schedule.lr = 1e-2;
   return options;
 }
@@ -31,7 +31,7 @@ DpoOptions Options() {
 // against itself the policy's log-probs equal them to the bit: a BLAS may round a GEMM
 // of other rows otherwise (OpenBLAS does), which would break the ties.
 PreferenceBatch MakePairs(const models::CausalLM& model) {
-  const int64_t micro_batch_rows = Options().plan.micro_batch_rows;
+  const int64_t micro_batch_rows = Options().plan.micro_batch.rows;
   PreferenceBatch pairs;
   pairs.chosen = MakeBatch(4, true, 1);
   pairs.rejected = pairs.chosen;

@@ -1,6 +1,6 @@
-// The shared mini-batch loop: micro-batches by row count or token budget, their shares,
-// optimizer steps per mini-batch, non-finite gradients skipped, and gradient clipping
-// as torch's clip_grad_norm_.
+// The shared mini-batch loop: micro-batch shares (by row count or token budget),
+// optimizer steps per mini-batch, the check before each, non-finite gradients skipped,
+// metric means, and gradient clipping as torch's clip_grad_norm_.
 #include "workers/minibatch_loop.h"
 
 #include <ATen/ATen.h>
@@ -22,8 +22,14 @@ namespace {
 MiniBatchPlan Plan(int64_t mini, int64_t micro, int64_t epochs) {
   MiniBatchPlan plan;
   plan.mini_batch_rows = mini;
-  plan.micro_batch_rows = micro;
+  plan.micro_batch.rows = micro;
   plan.epochs = epochs;
+  return plan;
+}
+
+MiniBatchPlan TokenBudgetPlan(int64_t mini, int64_t budget) {
+  MiniBatchPlan plan = Plan(mini, /*micro=*/1, /*epochs=*/1);
+  plan.micro_batch.max_tokens = budget;
   return plan;
 }
 
@@ -72,49 +78,7 @@ TEST(RunMiniBatches, ErrorsStopTheLoop) {
   EXPECT_THAT(RunMiniBatches(3, {}, Plan(2, 1, 1), {&weight}, optimizer, fail).status().message(),
               ::testing::HasSubstr("3 rows are not a whole number of mini-batches of 2 rows"));
   EXPECT_THAT(CheckMiniBatchPlan(Plan(2, 0, 1), "critic").message(), ::testing::HasSubstr("critic: "));
-}
-
-MiniBatchPlan TokenBudgetPlan(int64_t mini, int64_t budget) {
-  MiniBatchPlan plan = Plan(mini, /*micro=*/1, /*epochs=*/1);
-  plan.max_micro_batch_tokens = budget;
-  return plan;
-}
-
-std::vector<std::pair<int64_t, int64_t>> Ranges(const std::vector<RowRange>& ranges) {
-  std::vector<std::pair<int64_t, int64_t>> pairs;
-  for (const RowRange& range : ranges) pairs.emplace_back(range.start, range.rows);
-  return pairs;
-}
-
-TEST(MicroBatchRanges, FixedRowCountsEndWithTheRemainder) {
-  EXPECT_THAT(Ranges(MicroBatchRanges(5, 5, Plan(5, 2, 1), {}).value()),
-              ::testing::ElementsAre(std::make_pair(5, 2), std::make_pair(7, 2), std::make_pair(9, 1)));
-}
-
-TEST(MicroBatchRanges, TokenBudgetTakesTheLongestRunsOfRowsThatFit) {
-  const std::vector<int64_t> tokens = {4, 3, 3, 10, 1, 9, 2, 2};
-  struct Case {
-    int64_t start, rows, budget;
-    std::vector<std::pair<int64_t, int64_t>> expected;
-  };
-  const std::vector<Case> cases = {
-      {0, 8, 10, {{0, 3}, {3, 1}, {4, 2}, {6, 2}}},  // a row of exactly the budget runs alone
-      {0, 8, 100, {{0, 8}}},
-      {4, 4, 12, {{4, 3}, {7, 1}}},  // rows counted from the mini-batch's start
-      {0, 3, 4, {{0, 1}, {1, 1}, {2, 1}}},
-  };
-  for (const Case& c : cases) {
-    SCOPED_TRACE(::testing::Message() << "start " << c.start << ", budget " << c.budget);
-    EXPECT_EQ(Ranges(MicroBatchRanges(c.start, c.rows, TokenBudgetPlan(8, c.budget), tokens).value()), c.expected);
-  }
-}
-
-TEST(MicroBatchRanges, ARowOverTheBudgetOrMissingCountsAreErrors) {
-  EXPECT_EQ(MicroBatchRanges(0, 3, TokenBudgetPlan(3, 5), std::vector<int64_t>{5, 6, 1}).status().message(),
-            "row 1 holds 6 tokens, more than the micro-batch budget of 5");
-  EXPECT_EQ(MicroBatchRanges(0, 3, TokenBudgetPlan(3, 5), std::vector<int64_t>{1, 1}).status().message(),
-            "token counts for 2 rows; the micro-batches need 3");
-  EXPECT_THAT(CheckMiniBatchPlan(TokenBudgetPlan(3, -1), "actor").message(),
+  EXPECT_THAT(CheckMiniBatchPlan(TokenBudgetPlan(2, -1), "actor").message(),
               ::testing::HasSubstr("the micro-batch token budget (-1) >= 0"));
 }
 
@@ -123,9 +87,7 @@ TEST(RunMiniBatches, TokenBudgetSharesAreRowFractionsOfTheMiniBatch) {
   AdamW optimizer({&weight}, AdamWOptions());
   const at::Tensor mask = at::tensor({1, 1, 1, 0, 0, 1, 0, 1, 1, 0, 0, 1}).view({4, 3});
   const MiniBatchPlan plan = TokenBudgetPlan(4, 3);
-  const std::vector<int64_t> tokens = RowTokensFor(plan, mask);
-  EXPECT_THAT(tokens, ::testing::ElementsAre(3, 1, 2, 1));
-  EXPECT_TRUE(RowTokensFor(Plan(4, 1, 1), mask).empty());
+  const std::vector<int64_t> tokens = RowTokensFor(plan.micro_batch, mask);
   std::vector<std::tuple<int64_t, int64_t, double>> calls;
   const MiniBatchResult result =
       RunMiniBatches(4, tokens, plan, {&weight}, optimizer, [&](int64_t start, int64_t rows, double share) {

@@ -25,7 +25,7 @@ using testing::TinyModel;
 PolicyActorOptions Options(int64_t mini, int64_t micro) {
   PolicyActorOptions options;
   options.plan.mini_batch_rows = mini;
-  options.plan.micro_batch_rows = micro;
+  options.plan.micro_batch.rows = micro;
   options.lr_schedule.lr = 1e-2;
   options.adamw.weight_decay = 0;
   options.policy_loss.loss_agg_mode = "seq-mean-token-mean";
@@ -76,7 +76,7 @@ TEST(PolicyActor, GradientAccumulationEqualsOneMicroBatch) {
   auto single_model = TinyModel();
   auto accumulated =
       PolicyActor::Create(accumulated_model.get(), AllParameters(*accumulated_model), options).value();
-  options.plan.micro_batch_rows = 4;
+  options.plan.micro_batch.rows = 4;
   auto single = PolicyActor::Create(single_model.get(), AllParameters(*single_model), options).value();
   PolicyBatch batch = MakeBatch(8);
   batch.old_log_probs = single->ComputeLogProbs(batch, 8, false).value().log_probs;
@@ -99,7 +99,7 @@ TEST(PolicyActor, TokenBudgetMicroBatchesUpdateAsTheRowsTheyHold) {
   auto update = [&](int64_t micro_rows, int64_t budget) {
     PolicyActorOptions options = Options(6, micro_rows);
     options.policy_loss.loss_agg_mode = "token-mean";
-    options.plan.max_micro_batch_tokens = budget;
+    options.plan.micro_batch.max_tokens = budget;
     auto model = TinyModel();
     auto actor = PolicyActor::Create(model.get(), AllParameters(*model), options).value();
     PolicyBatch with_old = batch;

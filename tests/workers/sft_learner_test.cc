@@ -19,7 +19,7 @@ using testing::TinyModel;
 SftOptions Options(int64_t mini, int64_t micro) {
   SftOptions options;
   options.plan.mini_batch_rows = mini;
-  options.plan.micro_batch_rows = micro;
+  options.plan.micro_batch.rows = micro;
   options.lr_schedule.lr = 1e-2;
   return options;
 }

@@ -37,7 +37,7 @@ ValueBatch MakeBatch(int64_t rows) {
 ValueCriticOptions Options() {
   ValueCriticOptions options;
   options.plan.mini_batch_rows = 4;
-  options.plan.micro_batch_rows = 2;
+  options.plan.micro_batch.rows = 2;
   options.lr_schedule.lr = 1e-2;
   options.value_loss.cliprange_value = 10;
   return options;

@@ -1,0 +1,53 @@
+// Each pass's micro-batches from a recipe: rows, or a token budget where the pass's own
+// switch (use_dynamic_bsz, log_prob_use_dynamic_bsz) is on.
+#include "common/recipe_batching.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "common/recipe_loader.h"
+#include "tests/support/temp_dir.h"
+
+namespace rollout::config {
+namespace {
+
+Recipe Load(const std::vector<std::string>& overrides) {
+  testing::TempDir dir("recipe_batching");
+  const std::string path = dir.Write("r.yaml", "actor:\n  ppo_micro_batch_size_per_gpu: 4\n");
+  absl::StatusOr<LoadedRecipe> loaded = LoadRecipe(path, overrides);
+  EXPECT_TRUE(loaded.ok()) << loaded.status();
+  return loaded.ok() ? loaded->recipe : Recipe();
+}
+
+TEST(RecipeBatching, WithoutDynamicBatchSizesEveryPassCountsRows) {
+  const Recipe recipe = Load({"rollout.log_prob_micro_batch_size_per_gpu=6", "ref.log_prob_micro_batch_size_per_gpu=7"});
+  EXPECT_EQ(UpdateActorBatching(recipe).rows, 4);
+  EXPECT_EQ(OldLogProbBatching(recipe).rows, 6);
+  EXPECT_EQ(RefLogProbBatching(recipe).rows, 7);
+  for (const PassBatching& pass : {UpdateActorBatching(recipe), UpdateCriticBatching(recipe),
+                                   OldLogProbBatching(recipe), RefLogProbBatching(recipe)}) {
+    EXPECT_EQ(pass.max_tokens, 0) << pass.budget_key;
+  }
+}
+
+TEST(RecipeBatching, EachPassHasItsOwnSwitchAndBudget) {
+  const Recipe actor_only = Load({"actor.use_dynamic_bsz=true", "actor.ppo_max_token_len_per_gpu=3000"});
+  EXPECT_EQ(UpdateActorBatching(actor_only).max_tokens, 3000);
+  EXPECT_EQ(OldLogProbBatching(actor_only).max_tokens, 0);
+  EXPECT_EQ(RefLogProbBatching(actor_only).max_tokens, 0);
+  EXPECT_EQ(UpdateCriticBatching(actor_only).max_tokens, 0);
+
+  const Recipe all = Load({"rollout.log_prob_use_dynamic_bsz=true", "rollout.log_prob_max_token_len_per_gpu=5000",
+                           "ref.log_prob_use_dynamic_bsz=true", "critic.use_dynamic_bsz=true"});
+  EXPECT_EQ(UpdateActorBatching(all).max_tokens, 0);
+  EXPECT_EQ(OldLogProbBatching(all).max_tokens, 5000);
+  EXPECT_EQ(OldLogProbBatching(all).budget_key, "rollout.log_prob_max_token_len_per_gpu");
+  EXPECT_EQ(RefLogProbBatching(all).max_tokens, 16384);  // verl's default budgets
+  EXPECT_EQ(RefLogProbBatching(all).budget_key, "ref.log_prob_max_token_len_per_gpu");
+  EXPECT_EQ(UpdateCriticBatching(all).max_tokens, 32768);
+}
+
+}  // namespace
+}  // namespace rollout::config
