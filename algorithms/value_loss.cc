@@ -40,8 +40,7 @@ absl::StatusOr<ValueLossResult> ComputeValueLoss(const at::Tensor& vpreds,
   result.loss = 0.5 * aggregated;
   c10::NoGradGuard no_grad;
   result.vf_clipfrac =
-      MaskedMean((clipped_error > unclipped_error).to(at::kDouble), response_mask.to(at::kDouble))
-          .item<double>();
+      MaskedMean((clipped_error > unclipped_error).to(at::kDouble), response_mask.to(at::kDouble));
   return result;
 }
 

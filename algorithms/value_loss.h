@@ -30,8 +30,9 @@ struct ValueLossOptions {
 struct ValueLossResult {
   // 0-dim, the inputs' promoted dtype, on their device; differentiable w.r.t. vpreds.
   at::Tensor loss;
-  // Masked fraction of tokens whose clipped error was strictly the larger.
-  double vf_clipfrac = 0;
+  // Masked fraction of tokens whose clipped error was strictly the larger: 0-dim float64
+  // on the inputs' device, outside the autograd graph (item() waits for the device).
+  at::Tensor vf_clipfrac;
 };
 
 // Per token, with c = cliprange_value: clipped = old_values + clamp(vpreds - old_values,
@@ -39,7 +40,7 @@ struct ValueLossResult {
 // vpreds exactly inside the interval; l = max((vpreds - returns)^2, (clipped - returns)^2);
 // loss = 0.5 * aggregate(l) with loss_agg_mode. InvalidArgument naming the problem for a negative
 // or NaN cliprange_value, an unknown loss_agg_mode, or inputs that fail CheckTokenLossInputs
-// (shape, dtype, device, NaN / Inf). vf_clipfrac synchronises with the device.
+// (shape, dtype, device, NaN / Inf).
 absl::StatusOr<ValueLossResult> ComputeValueLoss(const at::Tensor& vpreds,
                                                  const at::Tensor& returns,
                                                  const at::Tensor& old_values,

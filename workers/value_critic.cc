@@ -4,6 +4,7 @@
 #include <c10/core/GradMode.h>
 
 #include "absl/strings/str_cat.h"
+#include "algorithms/masked_ops.h"
 #include "common/status_macros.h"
 
 namespace rollout::workers {
@@ -103,7 +104,9 @@ absl::StatusOr<std::map<std::string, double>> ValueCritic::Update(const ValueBat
   RETURN_IF_ERROR(CheckBatch(batch, /*for_update=*/true));
   const double lr = schedule_.LrAt(updates_);
   optimizer_.set_lr(lr);
-  MetricLists metrics;
+  // As the actor's update: no micro-batch waits for the device (policy_actor.cc).
+  algorithms::DeferredFiniteChecks finite_checks;
+  TensorMetricLists metrics;
   const absl::StatusOr<MiniBatchResult> steps = RunMiniBatches(
       batch.input_ids.size(0), RowTokensFor(options_.plan.micro_batch, batch.attention_mask), options_.plan,
       trainable_, optimizer_,
@@ -116,12 +119,12 @@ absl::StatusOr<std::map<std::string, double>> ValueCritic::Update(const ValueBat
                                                       options_.value_loss));
         (loss.loss * share).backward();
         const at::Tensor mask = micro.response_mask.to(at::kFloat);
-        metrics["critic/vf_loss"].push_back(loss.loss.item<double>());
+        metrics["critic/vf_loss"].push_back(loss.loss.detach());
         metrics["critic/vf_clipfrac"].push_back(loss.vf_clipfrac);
-        metrics["critic/vpred_mean"].push_back(
-            ((vpreds.detach() * mask).sum() / mask.sum().clamp_min(1)).item<double>());
+        metrics["critic/vpred_mean"].push_back((vpreds.detach() * mask).sum() / mask.sum().clamp_min(1));
         return absl::OkStatus();
-      });
+      },
+      [&] { return finite_checks.Resolve(); });
   if (!steps.ok()) {
     return absl::Status(steps.status().code(), absl::StrCat("update_critic: ", steps.status().message()));
   }

@@ -36,7 +36,7 @@ TEST(ValueLoss, HandComputedCase) {
                        ValueLossOptions())
           .value();
   EXPECT_NEAR(result.loss.item<double>(), 0.4725, 1e-8);
-  EXPECT_NEAR(result.vf_clipfrac, 0.25, 1e-8);
+  EXPECT_NEAR(result.vf_clipfrac.item<double>(), 0.25, 1e-8);
 }
 
 TEST(ValueLoss, AggregatesWithTheRequestedMode) {
@@ -62,7 +62,7 @@ TEST(ValueLoss, WideClipRangeGivesHalfTheMeanSquaredError) {
   // token-mean divides by count + 1e-8 (verl's masked_mean): a 1e-9 relative difference.
   EXPECT_NEAR(result.loss.item<double>(), 0.5 * (vpreds - returns).square().mean().item<double>(),
               1e-8);
-  EXPECT_EQ(result.vf_clipfrac, 0.0);
+  EXPECT_EQ(result.vf_clipfrac.item<double>(), 0.0);
 }
 
 TEST(ValueLoss, MaskedTokensChangeNothing) {
@@ -80,7 +80,7 @@ TEST(ValueLoss, MaskedTokensChangeNothing) {
   clean.loss.backward();
   dirty.loss.backward();
   EXPECT_NEAR(clean.loss.item<double>(), dirty.loss.item<double>(), 1e-12);
-  EXPECT_NEAR(clean.vf_clipfrac, dirty.vf_clipfrac, 1e-12);
+  EXPECT_NEAR(clean.vf_clipfrac.item<double>(), dirty.vf_clipfrac.item<double>(), 1e-12);
   EXPECT_TRUE(at::allclose(clean_v.grad(), dirty_v.grad(), 0, 1e-12));
   EXPECT_TRUE(at::equal(dirty_v.grad() * (1 - mask), at::zeros_like(mask)));
 }

@@ -100,7 +100,7 @@ TEST(AlgorithmsCuda, ValueLossAndGradientMatchTheCpu) {
   gpu.loss.backward();
   EXPECT_TRUE(gpu.loss.is_cuda());
   EXPECT_NEAR(gpu.loss.item<double>(), cpu.loss.item<double>(), 1e-5);
-  EXPECT_NEAR(gpu.vf_clipfrac, cpu.vf_clipfrac, 1e-6);
+  EXPECT_NEAR(gpu.vf_clipfrac.item<double>(), cpu.vf_clipfrac.item<double>(), 1e-6);
   EXPECT_TRUE(at::allclose(gpu_v.grad().cpu(), cpu_v.grad(), 1e-4, 1e-6));
 }
 

@@ -6,6 +6,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <limits>
+
 #include "models/presets.h"
 #include "tests/support/temp_dir.h"
 
@@ -86,6 +88,20 @@ TEST(ValueCritic, BatchesThatDoNotFitAreErrors) {
   batch.values = batch.returns;
   EXPECT_THAT(critic->Update(batch).status().message(),
               ::testing::HasSubstr("update_critic: 6 rows are not a whole number of mini-batches of 4"));
+}
+
+// The value loss checks its inputs once per mini-batch (deferred): NaN returns in the
+// second mini-batch fail the update, naming them, after the first mini-batch's step.
+TEST(ValueCritic, NonFiniteReturnsFailTheUpdateBeforeTheirMiniBatchSteps) {
+  testing::TempDir dir;
+  auto model = TinyValueModel(dir);
+  auto critic = ValueCritic::Create(model.get(), Options()).value();
+  ValueBatch batch = MakeBatch(8);
+  batch.values = critic->ComputeValues(batch, 8).value();
+  batch.returns[6][2] = std::numeric_limits<double>::quiet_NaN();
+  EXPECT_THAT(critic->Update(batch).status().message(),
+              ::testing::HasSubstr("update_critic: returns: 1 NaN and 0 infinite values (first at [0, 2])"));
+  EXPECT_EQ(critic->optimizer().states().front().step.item<float>(), 1.0f);
 }
 
 }  // namespace
