@@ -2,7 +2,8 @@
 // (workers/response_scores.h PromptSharing): the log-prob pass (old_log_prob / ref:
 // no autograd, `micro` rows at a time) and the update's forward + backward (`update_micro`
 // rows at a time, gradient of the summed log-probs), on a randomly initialised model;
-// then the actor's whole update (PolicyActor::Update: losses, metrics, AdamW).
+// then the actor's whole update (PolicyActor::Update: losses, metrics, AdamW) with its
+// peak GPU memory.
 // Prompts of `prompt` random tokens, each with `n` responses of `response` tokens (as
 // bench/grpo_step_bench.sh: 128 + 256, EOS ignored). Prints milliseconds per batch and
 // the ratio shared / padded; the tokens the model sees either way.
@@ -31,6 +32,7 @@
 #include "workers/response_scores.h"
 
 #ifdef ROLLOUT_WITH_CUDA
+#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #endif
 
@@ -64,6 +66,24 @@ workers::PolicyBatch GrpoBatch(const Options& o, int64_t vocab, c10::Device devi
   batch.responses = batch.input_ids.narrow(1, o.prompt, o.response).contiguous();
   batch.response_mask = at::ones({rows, o.response}, ints.device(device));
   return batch;
+}
+
+// The most memory the caching allocator has handed out on `device` since the last
+// ResetPeakMemory, in GiB; 0 off CUDA.
+double PeakMemoryGib(const c10::Device& device) {
+#ifdef ROLLOUT_WITH_CUDA
+  if (device.is_cuda()) {
+    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
+    return static_cast<double>(stats.allocated_bytes[0].peak) / (1 << 30);  // [0]: all pools
+  }
+#endif
+  return 0;
+}
+
+void ResetPeakMemory(const c10::Device& device) {
+#ifdef ROLLOUT_WITH_CUDA
+  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
+#endif
 }
 
 double Seconds(const std::function<void()>& body, const c10::Device& device) {
@@ -175,11 +195,14 @@ int Main(const std::vector<std::string>& args) {
       std::cout << "  traces of a log-prob pass and an update pass: " << path << "{,-update}.json\n";
     }
   }
+  ResetPeakMemory(*device);
   actor_update();
   const double update_seconds =
       Seconds([&] { for (int64_t i = 0; i < o.steps; ++i) actor_update(); }, *device) / o.steps;
   std::cout << absl::StrFormat("actor update (PolicyActor::Update, prompts shared where fast) "
-                               "%.1f ms\n", update_seconds * 1e3);
+                               "%.1f ms; peak memory %.1f GiB (weights, gradients and AdamW "
+                               "state included)\n",
+                               update_seconds * 1e3, PeakMemoryGib(*device));
   if (!o.trace.empty()) {
     WriteChromeTrace(o.trace + "-actor.json", device->is_cuda(), actor_update);
     std::cout << "  trace: " << o.trace << "-actor.json\n";
