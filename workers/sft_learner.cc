@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "algorithms/loss_aggregation.h"
+#include "algorithms/masked_ops.h"
 #include "common/status_macros.h"
 #include "workers/response_scores.h"
 
@@ -45,16 +46,19 @@ absl::StatusOr<std::map<std::string, double>> SftLearner::Update(const PolicyBat
   const double lr = schedule_.LrAt(updates_);
   optimizer_.set_lr(lr);
   model_->set_training(true);
-  MetricLists metrics;
+  // As the actor's update: no micro-batch waits for the device (policy_actor.cc).
+  algorithms::DeferredFiniteChecks finite_checks;
+  TensorMetricLists metrics;
   const absl::StatusOr<MiniBatchResult> steps = RunMiniBatches(
       batch.input_ids.size(0), RowTokensFor(options_.plan.micro_batch, batch.attention_mask), options_.plan,
       trainable_, optimizer_,
       [&](int64_t start, int64_t rows, double share) -> absl::Status {
         ASSIGN_OR_RETURN(const at::Tensor loss, ResponseNll(*model_, SliceRows(batch, start, rows)));
         (loss * share).backward();
-        metrics["train/loss"].push_back(loss.item<double>());
+        metrics["train/loss"].push_back(loss.detach());
         return absl::OkStatus();
-      });
+      },
+      [&] { return finite_checks.Resolve(); });
   model_->set_training(false);
   if (!steps.ok()) {
     return absl::Status(steps.status().code(), absl::StrCat("sft update: ", steps.status().message()));

@@ -1,10 +1,12 @@
-// SFT on a tiny model: the loss is the token-mean NLL of response tokens only, and
-// training on a batch drives it down.
+// SFT on a tiny model: the loss is the token-mean NLL of response tokens only,
+// training on a batch drives it down, and a non-finite loss fails the update.
 #include "workers/sft_learner.h"
 
 #include <ATen/ATen.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <limits>
 
 #include "tests/workers/tiny_policy.h"
 #include "workers/response_scores.h"
@@ -57,6 +59,19 @@ TEST(SftLearner, BadInputsAreErrors) {
   batch.response_mask = batch.response_mask.narrow(0, 0, 3);
   EXPECT_THAT(sft->Update(batch).status().message(), ::testing::HasSubstr("response_mask must be [4, 3]"));
   EXPECT_THAT(sft->Loss(MakeBatch(4), 0).status().message(), ::testing::HasSubstr("micro-batch rows is 0"));
+}
+
+// A model that produces NaN log-probs fails the update, naming the loss, with no step
+// taken (the loss's finiteness check is read before the mini-batch's optimizer step).
+TEST(SftLearner, NonFiniteLossesFailTheUpdateWithoutAStep) {
+  auto model = TinyModel();
+  auto sft = SftLearner::Create(model.get(), AllParameters(*model), Options(4, 2)).value();
+  {
+    c10::NoGradGuard no_grad;
+    AllParameters(*model).front()->fill_(std::numeric_limits<float>::quiet_NaN());
+  }
+  EXPECT_THAT(sft->Update(MakeBatch(4)).status().message(), ::testing::HasSubstr("sft update: loss_mat: "));
+  EXPECT_FALSE(sft->optimizer().states().front().step.defined());
 }
 
 }  // namespace
