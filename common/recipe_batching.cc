@@ -15,7 +15,8 @@ PassBatching LogProbBatching(const PassConfig& pass, const std::string& prefix) 
 
 PassBatching UpdateActorBatching(const Recipe& recipe) {
   const ActorConfig& actor = recipe.actor();
-  return {actor.ppo_micro_batch_size_per_gpu(), actor.use_dynamic_bsz() ? actor.ppo_max_token_len_per_gpu() : 0,
+  return {actor.ppo_micro_batch_size_per_gpu(),
+          actor.use_dynamic_bsz() ? actor.ppo_max_token_len_per_gpu() : 0,
           "actor.ppo_max_token_len_per_gpu"};
 }
 

@@ -74,7 +74,8 @@ absl::Status CheckWorkers(const PpoTrainerSetup& setup) {
   const config::Recipe& recipe = setup.recipe;
   RETURN_IF_ERROR(CheckSplits(recipe, *setup.policy, "policy", "actor.ppo_mini_batch_size",
                               recipe.actor().ppo_mini_batch_size()));
-  for (const config::PassBatching& pass : {config::UpdateActorBatching(recipe), config::OldLogProbBatching(recipe),
+  for (const config::PassBatching& pass : {config::UpdateActorBatching(recipe),
+                                            config::OldLogProbBatching(recipe),
                                             config::RefLogProbBatching(recipe)}) {
     RETURN_IF_ERROR(CheckTokenBudget(recipe, pass));
   }

@@ -95,9 +95,9 @@ absl::StatusOr<std::map<std::string, double>> PolicyActor::Update(const PolicyBa
   // so packing never waits for the device.
   const at::Tensor host_ids = batch.input_ids.cpu(), host_mask = batch.attention_mask.cpu();
   const at::Tensor host_positions = batch.position_ids.cpu();
+  const std::vector<int64_t> row_tokens = RowTokensFor(options_.plan.micro_batch, host_mask);
   const absl::StatusOr<MiniBatchResult> steps = RunMiniBatches(
-      batch.input_ids.size(0), RowTokensFor(options_.plan.micro_batch, host_mask), options_.plan, trainable_,
-      optimizer_,
+      batch.input_ids.size(0), row_tokens, options_.plan, trainable_, optimizer_,
       [&](int64_t start, int64_t rows, double share) {
         std::optional<models::SharedPromptPacking> packed = PackForScoring(
             *model_, host_ids.narrow(0, start, rows), host_mask.narrow(0, start, rows),
