@@ -77,9 +77,9 @@ at::Tensor PairLosses(const at::Tensor& logits, const DpoLossOptions& options) {
 
 std::vector<std::string> DpoLossTypes() { return {"sigmoid", "ipo", "hinge"}; }
 
-std::map<std::string, double> DpoLossResult::Metrics() const {
-  return {{"rewards/chosen", chosen_rewards.mean().item<double>()},
-          {"rewards/rejected", rejected_rewards.mean().item<double>()},
+std::map<std::string, at::Tensor> DpoLossResult::Metrics() const {
+  return {{"rewards/chosen", chosen_rewards.to(at::kDouble).mean()},
+          {"rewards/rejected", rejected_rewards.to(at::kDouble).mean()},
           {"rewards/accuracies", reward_accuracy},
           {"rewards/margins", reward_margin}};
 }
@@ -103,9 +103,8 @@ absl::StatusOr<DpoLossResult> DpoLoss(const at::Tensor& policy_chosen_logps,
   result.chosen_rewards = (options.beta * chosen_log_ratio).detach();
   result.rejected_rewards = (options.beta * rejected_log_ratio).detach();
   const at::Tensor margins = (result.chosen_rewards - result.rejected_rewards).to(at::kDouble);
-  result.reward_accuracy =
-      result.chosen_rewards.gt(result.rejected_rewards).to(at::kDouble).mean().item<double>();
-  result.reward_margin = margins.mean().item<double>();
+  result.reward_accuracy = result.chosen_rewards.gt(result.rejected_rewards).to(at::kDouble).mean();
+  result.reward_margin = margins.mean();
   return result;
 }
 

@@ -49,14 +49,15 @@ struct DpoLossResult {
   // [B], detached: the implicit rewards beta * (policy - reference) of each response.
   at::Tensor chosen_rewards;
   at::Tensor rejected_rewards;
-  // Fraction of pairs with chosen_rewards > rejected_rewards (ties count as wrong).
-  double reward_accuracy = 0;
-  // Mean of chosen_rewards - rejected_rewards.
-  double reward_margin = 0;
+  // 0-dim float64 on the inputs' device, detached (item() waits for the device):
+  // the fraction of pairs with chosen_rewards > rejected_rewards (ties count as wrong),
+  at::Tensor reward_accuracy;
+  // and the mean of chosen_rewards - rejected_rewards.
+  at::Tensor reward_margin;
 
   // TRL's keys: rewards/chosen and rewards/rejected (batch means), rewards/accuracies,
-  // rewards/margins.
-  std::map<std::string, double> Metrics() const;
+  // rewards/margins; 0-dim float64 tensors on the inputs' device.
+  std::map<std::string, at::Tensor> Metrics() const;
 };
 
 // policy_chosen_logps, policy_rejected_logps, reference_chosen_logps,

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include "absl/strings/str_cat.h"
+#include "algorithms/masked_ops.h"
 #include "common/status_macros.h"
 #include "workers/response_scores.h"
 
@@ -74,7 +75,9 @@ absl::StatusOr<std::map<std::string, double>> DpoLearner::Update(const Preferenc
   const double lr = schedule_.LrAt(updates_);
   optimizer_.set_lr(lr);
   model_->set_training(true);
-  MetricLists metrics;
+  // As the actor's update: no micro-batch waits for the device (policy_actor.cc).
+  algorithms::DeferredFiniteChecks finite_checks;
+  TensorMetricLists metrics;
   const absl::StatusOr<MiniBatchResult> steps = RunMiniBatches(
       batch.chosen.input_ids.size(0), {}, options_.plan, trainable_, optimizer_,
       [&](int64_t start, int64_t rows, double share) -> absl::Status {
@@ -87,10 +90,11 @@ absl::StatusOr<std::map<std::string, double>> DpoLearner::Update(const Preferenc
                                 batch.reference_rejected_logps.narrow(0, start, rows).to(chosen.device()),
                                 options_.loss));
         (loss.loss * share).backward();
-        metrics["train/loss"].push_back(loss.loss.item<double>());
+        metrics["train/loss"].push_back(loss.loss.detach());
         for (const auto& [name, value] : loss.Metrics()) metrics["train/" + name].push_back(value);
         return absl::OkStatus();
-      });
+      },
+      [&] { return finite_checks.Resolve(); });
   model_->set_training(false);
   if (!steps.ok()) {
     return absl::Status(steps.status().code(), absl::StrCat("dpo update: ", steps.status().message()));
@@ -110,9 +114,9 @@ absl::StatusOr<std::map<std::string, double>> DpoLearner::Evaluate(const Prefere
   ASSIGN_OR_RETURN(const algorithms::DpoLossResult loss,
                    algorithms::DpoLoss(chosen, rejected, batch.reference_chosen_logps.to(chosen.device()),
                                        batch.reference_rejected_logps.to(chosen.device()), options_.loss));
-  std::map<std::string, double> metrics = {{"val/loss", loss.loss.item<double>()}};
-  for (const auto& [name, value] : loss.Metrics()) metrics["val/" + name] = value;
-  return metrics;
+  TensorMetricLists metrics = {{"val/loss", {loss.loss.detach()}}};
+  for (const auto& [name, value] : loss.Metrics()) metrics["val/" + name] = {value};
+  return MeanMetrics(metrics);
 }
 
 }  // namespace rollout::workers

@@ -60,20 +60,20 @@ TEST(DpoLoss, ImplicitRewardsAccuracyAndMargin) {
   // wrong; margins [1, -0.5] average 0.25.
   EXPECT_TRUE(at::equal(r.chosen_rewards, Vec({0.5, 0.0})));
   EXPECT_TRUE(at::equal(r.rejected_rewards, Vec({-0.5, 0.5})));
-  EXPECT_DOUBLE_EQ(r.reward_accuracy, 0.5);
-  EXPECT_DOUBLE_EQ(r.reward_margin, 0.25);
-  const std::map<std::string, double> metrics = r.Metrics();
-  EXPECT_DOUBLE_EQ(metrics.at("rewards/chosen"), 0.25);
-  EXPECT_DOUBLE_EQ(metrics.at("rewards/rejected"), 0.0);
-  EXPECT_DOUBLE_EQ(metrics.at("rewards/accuracies"), 0.5);
-  EXPECT_DOUBLE_EQ(metrics.at("rewards/margins"), 0.25);
+  EXPECT_DOUBLE_EQ(r.reward_accuracy.item<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(r.reward_margin.item<double>(), 0.25);
+  const std::map<std::string, at::Tensor> metrics = r.Metrics();
+  EXPECT_DOUBLE_EQ(metrics.at("rewards/chosen").item<double>(), 0.25);
+  EXPECT_DOUBLE_EQ(metrics.at("rewards/rejected").item<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(metrics.at("rewards/accuracies").item<double>(), 0.5);
+  EXPECT_DOUBLE_EQ(metrics.at("rewards/margins").item<double>(), 0.25);
 }
 
 TEST(DpoLoss, TiedRewardsCountAsWrong) {
   const at::Tensor same = Vec({-1.0, -2.0});
   DpoLossResult r = DpoLoss(same, same, same, same).value();
-  EXPECT_DOUBLE_EQ(r.reward_accuracy, 0.0);
-  EXPECT_DOUBLE_EQ(r.reward_margin, 0.0);
+  EXPECT_DOUBLE_EQ(r.reward_accuracy.item<double>(), 0.0);
+  EXPECT_DOUBLE_EQ(r.reward_margin.item<double>(), 0.0);
 }
 
 TEST(DpoLoss, PolicyEqualToReferenceGivesEachTypesStartingLoss) {

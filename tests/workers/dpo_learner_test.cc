@@ -1,5 +1,5 @@
 // DPO on a tiny model: against itself as reference the loss is log 2 with no margin,
-// and training separates chosen from rejected responses.
+// training separates chosen from rejected responses, and bad inputs are errors.
 #include "workers/dpo_learner.h"
 
 #include <ATen/ATen.h>
@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 
 #include "tests/workers/tiny_policy.h"
 #include "workers/response_scores.h"
@@ -30,14 +31,14 @@ DpoOptions Options() {
 // log-probs come from forwards of as many rows as the update's micro-batches, so that
 // against itself the policy's log-probs equal them to the bit: a BLAS may round a GEMM
 // of other rows otherwise (OpenBLAS does), which would break the ties.
-PreferenceBatch MakePairs(const models::CausalLM& model) {
+PreferenceBatch MakePairs(const models::CausalLM& model, int64_t rows = 4) {
   const int64_t micro_batch_rows = Options().plan.micro_batch.rows;
   PreferenceBatch pairs;
-  pairs.chosen = MakeBatch(4, true, 1);
+  pairs.chosen = MakeBatch(rows, true, 1);
   pairs.rejected = pairs.chosen;
   pairs.rejected.input_ids = pairs.chosen.input_ids.clone();
   pairs.rejected.input_ids.narrow(1, testing::kPrompt, testing::kResponse)
-      .copy_(MakeBatch(4, true, 2).responses);
+      .copy_(MakeBatch(rows, true, 2).responses);
   pairs.rejected.input_ids.masked_fill_(pairs.rejected.attention_mask == 0, 0);
   pairs.rejected.responses = pairs.rejected.input_ids.narrow(1, testing::kPrompt, testing::kResponse).clone();
   pairs.reference_chosen_logps = SequenceLogProbs(model, pairs.chosen, micro_batch_rows).value();
@@ -96,6 +97,22 @@ TEST(DpoLearner, BadInputsAreErrors) {
               ::testing::HasSubstr("beta"));
   EXPECT_THAT(DpoLearner::Create(model.get(), {}, Options()).status().message(),
               ::testing::HasSubstr("dpo: nothing to train"));
+  options = Options();
+  options.plan.micro_batch.max_tokens = 100;
+  EXPECT_THAT(DpoLearner::Create(model.get(), AllParameters(*model), options).status().message(),
+              ::testing::HasSubstr("dpo: micro-batches are counted in pairs"));
+}
+
+// The loss checks its inputs once per mini-batch (deferred): a NaN reference log-prob in
+// the second mini-batch fails the update, naming it, after the first mini-batch's step.
+TEST(DpoLearner, NonFiniteReferencesFailTheUpdateBeforeTheirMiniBatchSteps) {
+  auto model = TinyModel();
+  PreferenceBatch pairs = MakePairs(*model, 8);
+  pairs.reference_rejected_logps[5] = std::numeric_limits<float>::quiet_NaN();
+  auto dpo = DpoLearner::Create(model.get(), AllParameters(*model), Options()).value();
+  EXPECT_THAT(dpo->Update(pairs).status().message(),
+              ::testing::HasSubstr("dpo update: reference_rejected_logps: 1 NaN and 0 infinite values (first at [1])"));
+  EXPECT_EQ(dpo->optimizer().states().front().step.item<float>(), 1.0f);
 }
 
 }  // namespace
