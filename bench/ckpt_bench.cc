@@ -114,8 +114,7 @@ struct Learner {
 };
 
 absl::StatusOr<Learner> MakeLearner(const std::string& preset) {
-  ASSIGN_OR_RETURN(const models::TransformerConfig config,
-                   models::PresetConfig(preset, preset == "tiny" ? 514 : 151936));
+  ASSIGN_OR_RETURN(const models::TransformerConfig config, models::PresetConfig(preset));
   Learner learner;
   learner.model = models::CausalLM::RandomInit(config, /*seed=*/1, models::LoadOptions());
   std::vector<at::Tensor*> params;
@@ -221,15 +220,9 @@ int main(int argc, char** argv) {
   flags.AddString("dir", &dir, "where the scratch directory is made (the filesystem measured)");
   flags.AddString("preset", &preset, "model shape: qwen2.5-0.5b or tiny");
   flags.AddBool("keep", &keep, "keep the checkpoint and dd file");
-  const absl::StatusOr<rollout::FlagSet::Parsed> parsed =
-      flags.Parse(std::vector<std::string>(argv + 1, argv + argc));
-  if (!parsed.ok()) {
-    std::cerr << "ckpt_bench: " << parsed.status().message() << "\n";
-    return 2;
-  }
-  if (parsed->help) {
-    std::cout << flags.Usage();
-    return 0;
+  if (const std::optional<int> exit_code =
+          flags.ParseFlagsOnly(std::vector<std::string>(argv + 1, argv + argc), "ckpt_bench")) {
+    return *exit_code;
   }
   const absl::Status status = rollout::bench::Run(dir, preset, keep);
   if (!status.ok()) {

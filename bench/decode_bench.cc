@@ -326,14 +326,9 @@ int Main(const std::vector<std::string>& args) {
   flags.AddInt("group_new", &o.group_new, "new tokens in the group run");
   flags.AddString("trace", &o.trace, "Chrome trace file prefix (one more run per batch)");
   flags.AddInt("trace_new", &o.trace_new, "new tokens per sequence in the traced run");
-  absl::StatusOr<FlagSet::Parsed> parsed = flags.Parse(args);
-  if (!parsed.ok() || parsed->help) {
-    std::cerr << (parsed.ok() ? "" : std::string(parsed.status().message()) + "\n") << flags.Usage();
-    return parsed.ok() ? 0 : 2;
-  }
+  if (const std::optional<int> exit_code = flags.ParseFlagsOnly(args, "decode_bench")) return *exit_code;
   absl::StatusOr<c10::Device> device = OpenDevice(o.device);
-  absl::StatusOr<models::TransformerConfig> config =
-      models::PresetConfig(o.preset, o.preset == "tiny" ? 514 : 151936);
+  absl::StatusOr<models::TransformerConfig> config = models::PresetConfig(o.preset);
   if (!device.ok() || !config.ok()) {
     std::cerr << "decode_bench: " << (device.ok() ? config.status() : device.status()).message() << "\n";
     return 2;

@@ -115,14 +115,8 @@ int main(int argc, char** argv) {
   flags.AddInt("samples", &samples, "samples per batch");
   flags.AddInt("workers", &workers, "threads / helper processes");
   flags.AddInt("repeats", &repeats, "batches timed; the best counts");
-  absl::StatusOr<rollout::FlagSet::Parsed> parsed = flags.Parse({argv + 1, argv + argc});
-  if (!parsed.ok()) {
-    std::cerr << "reward_bench: " << parsed.status().message() << "\n";
-    return 2;
-  }
-  if (parsed->help) {
-    std::cout << flags.Usage();
-    return 0;
+  if (const std::optional<int> exit_code = flags.ParseFlagsOnly({argv + 1, argv + argc}, "reward_bench")) {
+    return *exit_code;
   }
   const absl::Status status = rollout::bench::Run(static_cast<int>(samples), static_cast<int>(workers),
                                                   static_cast<int>(repeats));

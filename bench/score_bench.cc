@@ -69,7 +69,7 @@ workers::PolicyBatch GrpoBatch(const Options& o, int64_t vocab, c10::Device devi
 }
 
 // The most memory the caching allocator has handed out on `device` since the last
-// ResetPeakMemory, in GiB; 0 off CUDA.
+// ResetPeakMemory, in GiB; 0 off CUDA (the caller prints it only on CUDA).
 double PeakMemoryGib(const c10::Device& device) {
 #ifdef ROLLOUT_WITH_CUDA
   if (device.is_cuda()) {
@@ -107,14 +107,9 @@ int Main(const std::vector<std::string>& args) {
   flags.AddInt("update_micro", &o.update_micro, "rows per update micro-batch");
   flags.AddInt("steps", &o.steps, "timed repetitions (after one untimed)");
   flags.AddString("trace", &o.trace, "Chrome trace file prefix");
-  absl::StatusOr<FlagSet::Parsed> parsed = flags.Parse(args);
-  if (!parsed.ok() || parsed->help) {
-    std::cerr << (parsed.ok() ? "" : std::string(parsed.status().message()) + "\n") << flags.Usage();
-    return parsed.ok() ? 0 : 2;
-  }
+  if (const std::optional<int> exit_code = flags.ParseFlagsOnly(args, "score_bench")) return *exit_code;
   absl::StatusOr<c10::Device> device = OpenDevice(o.device);
-  absl::StatusOr<models::TransformerConfig> config =
-      models::PresetConfig(o.preset, o.preset == "tiny" ? 514 : 151936);
+  absl::StatusOr<models::TransformerConfig> config = models::PresetConfig(o.preset);
   if (!device.ok() || !config.ok()) {
     std::cerr << "score_bench: " << (device.ok() ? config.status() : device.status()).message() << "\n";
     return 2;
@@ -199,10 +194,13 @@ int Main(const std::vector<std::string>& args) {
   actor_update();
   const double update_seconds =
       Seconds([&] { for (int64_t i = 0; i < o.steps; ++i) actor_update(); }, *device) / o.steps;
-  std::cout << absl::StrFormat("actor update (PolicyActor::Update, prompts shared where fast) "
-                               "%.1f ms; peak memory %.1f GiB (weights, gradients and AdamW "
-                               "state included)\n",
-                               update_seconds * 1e3, PeakMemoryGib(*device));
+  std::cout << absl::StrFormat("actor update (PolicyActor::Update, prompts shared where fast) %.1f ms",
+                               update_seconds * 1e3);
+  if (device->is_cuda()) {
+    std::cout << absl::StrFormat("; peak memory %.1f GiB (weights, gradients and AdamW state included)",
+                                 PeakMemoryGib(*device));
+  }
+  std::cout << "\n";
   if (!o.trace.empty()) {
     WriteChromeTrace(o.trace + "-actor.json", device->is_cuda(), actor_update);
     std::cout << "  trace: " << o.trace << "-actor.json\n";

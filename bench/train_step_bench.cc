@@ -106,11 +106,7 @@ int Main(const std::vector<std::string>& args) {
   flags.AddDouble("peak_tflops", &peak_tflops, "device peak for MFU (H200 bf16 dense: 989)");
   flags.AddBool("breakdown", &breakdown, "also time each phase (synchronised)");
   flags.AddString("trace", &trace, "write a Chrome trace of one more step to this path");
-  absl::StatusOr<FlagSet::Parsed> parsed = flags.Parse(args);
-  if (!parsed.ok() || parsed->help) {
-    std::cerr << (parsed.ok() ? "" : std::string(parsed.status().message()) + "\n") << flags.Usage();
-    return parsed.ok() ? 0 : 2;
-  }
+  if (const std::optional<int> exit_code = flags.ParseFlagsOnly(args, "train_step_bench")) return *exit_code;
   absl::StatusOr<c10::Device> device = OpenDevice(device_name);
   if (!device.ok()) {
     std::cerr << "train_step_bench: " << device.status().message() << "\n";
@@ -119,9 +115,8 @@ int Main(const std::vector<std::string>& args) {
   models::LoadOptions load;
   load.device = *device;
   load.dtype = dtype_name == "float32" ? at::kFloat : at::kBFloat16;
-  // Qwen2.5's vocabulary size; the tokenizer does not matter for speed.
-  absl::StatusOr<models::TransformerConfig> preset_config =
-      models::PresetConfig(preset, preset == "tiny" ? 514 : 151936);
+  // The preset's own vocabulary; the tokenizer does not matter for speed.
+  absl::StatusOr<models::TransformerConfig> preset_config = models::PresetConfig(preset);
   if (!preset_config.ok()) {
     std::cerr << "train_step_bench: " << preset_config.status().message() << "\n";
     return 2;

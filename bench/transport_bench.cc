@@ -47,12 +47,7 @@ int Main(const std::vector<std::string>& args) {
   flags.AddInt("mib", &mib, "batch size in MiB");
   flags.AddInt("iterations", &iterations, "round trips per mode (best is reported)");
   flags.AddString("rollout", &rollout, "the rollout executable the workers run");
-  absl::StatusOr<FlagSet::Parsed> parsed = flags.Parse(args);
-  if (!parsed.ok() || parsed->help) {
-    std::cerr << (parsed.ok() ? "" : std::string(parsed.status().message()) + "\n")
-              << flags.Usage();
-    return parsed.ok() ? 0 : 2;
-  }
+  if (const std::optional<int> exit_code = flags.ParseFlagsOnly(args, "transport_bench")) return *exit_code;
 
   absl::StatusOr<config::LoadedRecipe> recipe = config::ParseRecipeYaml(
       "resource_pools: {cpu_pool: {devices_per_node: 2, device: cpu}}\n"

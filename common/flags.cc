@@ -1,5 +1,6 @@
 #include "common/flags.h"
 
+#include <iostream>
 #include <sstream>
 
 #include "absl/strings/numbers.h"
@@ -105,6 +106,21 @@ absl::StatusOr<FlagSet::Parsed> FlagSet::Parse(const std::vector<std::string>& a
     if (!status.ok()) return status;
   }
   return parsed;
+}
+
+std::optional<int> FlagSet::ParseFlagsOnly(const std::vector<std::string>& args,
+                                           const std::string& program) const {
+  absl::StatusOr<Parsed> parsed = Parse(args);
+  if (parsed.ok() && parsed->help) {
+    std::cout << Usage();
+    return 0;
+  }
+  if (parsed.ok() && parsed->positional.empty()) return std::nullopt;
+  const std::string error = parsed.ok()
+                                ? absl::StrCat("unexpected argument '", parsed->positional.front(), "'")
+                                : std::string(parsed.status().message());
+  std::cerr << program << ": " << error << "\n" << Usage();
+  return 2;
 }
 
 std::string FlagSet::Usage() const {

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,6 +36,13 @@ class FlagSet {
 
   // The usage line, the summary and one line per flag with its default.
   std::string Usage() const;
+
+  // For programs that take flags only (the benchmarks): parses `args`; with --help prints
+  // the usage on stdout and returns 0, and for a bad flag or a positional argument
+  // prints "<program>: <error>" and the usage on stderr and returns 2 — the exit status
+  // to stop with. Returns nullopt to go on.
+  std::optional<int> ParseFlagsOnly(const std::vector<std::string>& args,
+                                    const std::string& program) const;
 
  private:
   enum class Kind { kString, kInt, kDouble, kBool };

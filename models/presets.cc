@@ -35,4 +35,8 @@ absl::StatusOr<TransformerConfig> PresetConfig(const std::string& name, int64_t 
   return c;
 }
 
+absl::StatusOr<TransformerConfig> PresetConfig(const std::string& name) {
+  return PresetConfig(name, name == "tiny" ? 514 : 151936);
+}
+
 }  // namespace rollout::models

@@ -16,4 +16,8 @@ namespace rollout::models {
 // unknown name (listing the known ones).
 absl::StatusOr<TransformerConfig> PresetConfig(const std::string& name, int64_t vocab_size);
 
+// With the vocabulary of the tokenizer the shape goes with (tiny: the test fixture's
+// 514 entries; qwen2.5-0.5b: Qwen2.5's 151,936), for benchmarks that need no tokenizer.
+absl::StatusOr<TransformerConfig> PresetConfig(const std::string& name);
+
 }  // namespace rollout::models
