@@ -27,6 +27,13 @@ PassBatching UpdateCriticBatching(const Recipe& recipe) {
           "critic.ppo_max_token_len_per_gpu"};
 }
 
+PassBatching CriticValuesBatching(const Recipe& recipe) {
+  const CriticConfig& critic = recipe.critic();
+  return {critic.forward_micro_batch_size_per_gpu(),
+          critic.use_dynamic_bsz() ? critic.forward_max_token_len_per_gpu() : 0,
+          "critic.forward_max_token_len_per_gpu"};
+}
+
 PassBatching OldLogProbBatching(const Recipe& recipe) {
   return LogProbBatching(recipe.rollout(), "rollout");
 }

@@ -1,5 +1,6 @@
 // How a recipe's passes split their batches into micro-batches: each pass's rows, and
-// its token budget where it batches by tokens (use_dynamic_bsz for the updates,
+// its token budget where it batches by tokens (actor.use_dynamic_bsz for the actor's
+// update, critic.use_dynamic_bsz for the critic's update and values,
 // log_prob_use_dynamic_bsz for old_log_prob (rollout.*) and ref). The controller
 // checks these budgets; the workers form their micro-batches from them.
 #pragma once
@@ -19,6 +20,7 @@ struct PassBatching {
 
 PassBatching UpdateActorBatching(const Recipe& recipe);
 PassBatching UpdateCriticBatching(const Recipe& recipe);
+PassBatching CriticValuesBatching(const Recipe& recipe);
 PassBatching OldLogProbBatching(const Recipe& recipe);
 PassBatching RefLogProbBatching(const Recipe& recipe);
 

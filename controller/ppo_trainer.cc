@@ -91,6 +91,7 @@ absl::Status CheckWorkers(const PpoTrainerSetup& setup) {
   }
   if (setup.critic == nullptr) return absl::OkStatus();
   RETURN_IF_ERROR(CheckTokenBudget(recipe, config::UpdateCriticBatching(recipe)));
+  RETURN_IF_ERROR(CheckTokenBudget(recipe, config::CriticValuesBatching(recipe)));
   return CheckSplits(recipe, *setup.critic, "critic", "critic.ppo_mini_batch_size",
                      recipe.critic().ppo_mini_batch_size());
 }

@@ -96,7 +96,7 @@ absl::StatusOr<ValueBatch> CriticWorker::ValueBatchFrom(const Batch& input, bool
 absl::StatusOr<Batch> CriticWorker::ComputeValues(const Batch& input) const {
   ASSIGN_OR_RETURN(const ValueBatch batch, ValueBatchFrom(input, /*for_update=*/false));
   ASSIGN_OR_RETURN(const at::Tensor values,
-                   critic_->ComputeValues(batch, setup_.recipe.critic().ppo_micro_batch_size_per_gpu()));
+                   critic_->ComputeValues(batch, MicroBatchSizeOf(config::CriticValuesBatching(setup_.recipe))));
   Batch output;
   RETURN_IF_ERROR(output.AddTensor("values", values.cpu()));
   return output;

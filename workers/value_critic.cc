@@ -83,17 +83,21 @@ at::Tensor ValueCritic::Predict(const ValueBatch& batch) const {
 }
 
 absl::StatusOr<at::Tensor> ValueCritic::ComputeValues(const ValueBatch& batch,
-                                                      int64_t micro_batch_rows) const {
+                                                      const MicroBatchSize& micro_batch) const {
   RETURN_IF_ERROR(CheckBatch(batch, /*for_update=*/false));
-  if (micro_batch_rows < 1) {
-    return absl::InvalidArgumentError(absl::StrCat("micro-batch rows is ", micro_batch_rows, "; must be >= 1"));
+  if (micro_batch.rows < 1 || micro_batch.max_tokens < 0) {
+    return absl::InvalidArgumentError(absl::StrCat("micro-batch rows is ", micro_batch.rows,
+                                                   " and token budget ", micro_batch.max_tokens,
+                                                   "; must be >= 1 and >= 0"));
   }
   c10::NoGradGuard no_grad;
   const int64_t rows = batch.input_ids.size(0);
+  ASSIGN_OR_RETURN(const std::vector<RowRange> ranges,
+                   WithContext(MicroBatchRanges(0, rows, micro_batch,
+                                                RowTokensFor(micro_batch, batch.attention_mask)),
+                               "compute_values"));
   std::vector<at::Tensor> parts;
-  for (int64_t start = 0; start < rows; start += micro_batch_rows) {
-    parts.push_back(Predict(SliceRows(batch, start, std::min(micro_batch_rows, rows - start))));
-  }
+  for (const RowRange& range : ranges) parts.push_back(Predict(SliceRows(batch, range.start, range.rows)));
   if (parts.empty()) {
     return at::zeros({0, batch.response_mask.size(1)}, batch.input_ids.options().dtype(at::kFloat));
   }

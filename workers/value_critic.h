@@ -19,6 +19,7 @@
 #include "models/value_model.h"
 #include "workers/adamw.h"
 #include "workers/lr_schedule.h"
+#include "workers/micro_batches.h"
 #include "workers/minibatch_loop.h"
 
 namespace rollout::workers {
@@ -49,8 +50,10 @@ class ValueCritic {
 
   // [B, R] float32: the value of each response token's position (verl takes the values
   // at the R positions before the last, as the actor's log-probs), without gradients;
-  // 0 where response_mask is 0 (verl: only action tokens have values).
-  absl::StatusOr<at::Tensor> ComputeValues(const ValueBatch& batch, int64_t micro_batch_rows) const;
+  // 0 where response_mask is 0 (verl: only action tokens have values). Micro-batches of
+  // `micro_batch` rows or tokens (micro_batches.h); InvalidArgument for a row over its
+  // token budget.
+  absl::StatusOr<at::Tensor> ComputeValues(const ValueBatch& batch, const MicroBatchSize& micro_batch) const;
 
   // One update_critic call: the mini-batch loop, then one LR-schedule step.
   absl::StatusOr<std::map<std::string, double>> Update(const ValueBatch& batch);

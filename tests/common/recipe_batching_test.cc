@@ -26,8 +26,10 @@ TEST(RecipeBatching, WithoutDynamicBatchSizesEveryPassCountsRows) {
   EXPECT_EQ(UpdateActorBatching(recipe).rows, 4);
   EXPECT_EQ(OldLogProbBatching(recipe).rows, 6);
   EXPECT_EQ(RefLogProbBatching(recipe).rows, 7);
+  EXPECT_EQ(CriticValuesBatching(recipe).rows, 8);  // its own default, not the update's
   for (const PassBatching& pass : {UpdateActorBatching(recipe), UpdateCriticBatching(recipe),
-                                   OldLogProbBatching(recipe), RefLogProbBatching(recipe)}) {
+                                   CriticValuesBatching(recipe), OldLogProbBatching(recipe),
+                                   RefLogProbBatching(recipe)}) {
     EXPECT_EQ(pass.max_tokens, 0) << pass.budget_key;
   }
 }
@@ -38,6 +40,7 @@ TEST(RecipeBatching, EachPassHasItsOwnSwitchAndBudget) {
   EXPECT_EQ(OldLogProbBatching(actor_only).max_tokens, 0);
   EXPECT_EQ(RefLogProbBatching(actor_only).max_tokens, 0);
   EXPECT_EQ(UpdateCriticBatching(actor_only).max_tokens, 0);
+  EXPECT_EQ(CriticValuesBatching(actor_only).max_tokens, 0);
 
   const Recipe all = Load({"rollout.log_prob_use_dynamic_bsz=true", "rollout.log_prob_max_token_len_per_gpu=5000",
                            "ref.log_prob_use_dynamic_bsz=true", "critic.use_dynamic_bsz=true"});
@@ -47,6 +50,14 @@ TEST(RecipeBatching, EachPassHasItsOwnSwitchAndBudget) {
   EXPECT_EQ(RefLogProbBatching(all).max_tokens, 16384);  // verl's default budgets
   EXPECT_EQ(RefLogProbBatching(all).budget_key, "ref.log_prob_max_token_len_per_gpu");
   EXPECT_EQ(UpdateCriticBatching(all).max_tokens, 32768);
+  // critic.use_dynamic_bsz switches the critic's values pass too, with its own budget.
+  EXPECT_EQ(CriticValuesBatching(all).max_tokens, 32768);
+  EXPECT_EQ(CriticValuesBatching(all).budget_key, "critic.forward_max_token_len_per_gpu");
+  const Recipe critic = Load({"critic.use_dynamic_bsz=true", "critic.forward_max_token_len_per_gpu=900",
+                              "critic.forward_micro_batch_size_per_gpu=3"});
+  EXPECT_EQ(CriticValuesBatching(critic).max_tokens, 900);
+  EXPECT_EQ(CriticValuesBatching(critic).rows, 3);
+  EXPECT_EQ(UpdateCriticBatching(critic).max_tokens, 32768);
 }
 
 }  // namespace

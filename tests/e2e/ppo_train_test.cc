@@ -1,7 +1,8 @@
 // `rollout train recipes/ppo_arith_tiny.yaml` end to end on the CPU through real worker
 // processes, at reduced size: PPO with a critic (GAE, KL in the reward) for three steps,
 // the critic colocated with the policy roles or in a pool of its own (and both give the
-// same run), verl's critic metrics, and the critic warmup holding the actor back.
+// same run), its passes by rows or by tokens, verl's critic metrics, and the critic
+// warmup holding the actor back.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -53,6 +54,23 @@ PpoRun RunIn(testing::TempDir& dir, const std::vector<std::string>& extra) {
 
 bool IsFinite(const nlohmann::json& metrics, const char* name) {
   return metrics.contains(name) && metrics[name].is_number() && std::isfinite(metrics[name].get<double>());
+}
+
+// The critic's metrics of two runs that compute the same things, to float32 rounding.
+void ExpectTheSameCritic(const std::vector<nlohmann::json>& want, const std::vector<nlohmann::json>& got,
+                         size_t steps) {
+  ASSERT_GE(want.size(), steps);
+  ASSERT_GE(got.size(), steps);
+  for (size_t i = 0; i < steps; ++i) {
+    EXPECT_EQ(got[i]["critic/score/mean"], want[i]["critic/score/mean"]) << "step " << i + 1;
+    EXPECT_EQ(got[i]["response_length/mean"], want[i]["response_length/mean"]) << "step " << i + 1;
+    for (const char* name : {"critic/values/mean", "critic/vf_loss", "critic/returns/mean"}) {
+      ASSERT_TRUE(IsFinite(got[i], name)) << "step " << i + 1 << ": " << name;
+      const double expected = want[i][name].get<double>();
+      EXPECT_NEAR(got[i][name].get<double>(), expected, 1e-4 * (1 + std::abs(expected)))
+          << "step " << i + 1 << ": " << name;
+    }
+  }
 }
 
 class PpoTrain : public ::testing::Test {
@@ -122,19 +140,33 @@ TEST_F(PpoTrain, ACriticInItsOwnPoolTrainsAsTheColocatedOne) {
   EXPECT_THAT(separate.result.output, HasSubstr("pool critic: 1 node(s) x 1 cpu, roles critic"));
   ASSERT_EQ(separate.steps.size(), 3u);
   // Same seeds, same computations, other processes: the same run.
-  for (size_t i = 0; i < 3; ++i) {
-    const nlohmann::json& want = colocated_->steps[i];
-    const nlohmann::json& got = separate.steps[i];
-    EXPECT_EQ(got["critic/score/mean"], want["critic/score/mean"]) << "step " << i + 1;
-    EXPECT_EQ(got["response_length/mean"], want["response_length/mean"]) << "step " << i + 1;
-    for (const char* name : {"critic/values/mean", "critic/vf_loss", "critic/returns/mean"}) {
-      ASSERT_TRUE(IsFinite(got, name)) << "step " << i + 1 << ": " << name;
-      EXPECT_NEAR(got[name].get<double>(), want[name].get<double>(), 1e-4 * (1 + std::abs(want[name].get<double>())))
-          << "step " << i + 1 << ": " << name;
-    }
-  }
+  ExpectTheSameCritic(colocated_->steps, separate.steps, 3);
   EXPECT_FALSE(separate.steps[0].contains("actor/pg_loss"));
   EXPECT_TRUE(separate.steps[1].contains("actor/pg_loss"));
+}
+
+// verl's critic.use_dynamic_bsz: the critic's values and update by tokens compute what
+// they compute by rows. The update's budget holds a whole mini-batch (2 prompts x 2
+// responses of at most 24 tokens), as micro-batches of 4 rows do: a token-mean loss
+// depends on how rows group. The values' budget (two rows' worth) groups them otherwise,
+// which without gradients only rounds differently. Steps 1-2 are compared: from step 3
+// on the actor's rollouts follow the rounding.
+TEST(PpoTrainRecipe, TheCriticByTokensTrainsAsByRows) {
+  testing::TempDir rows_dir("ppo_e2e_critic_rows");
+  const PpoRun rows = RunIn(rows_dir, {"critic.ppo_micro_batch_size_per_gpu=4"});
+  ASSERT_EQ(rows.result.exit_code, 0) << rows.result.output;
+  testing::TempDir tokens_dir("ppo_e2e_critic_tokens");
+  const PpoRun tokens = RunIn(tokens_dir, {"critic.use_dynamic_bsz=true", "critic.ppo_max_token_len_per_gpu=96",
+                                           "critic.forward_max_token_len_per_gpu=48"});
+  ASSERT_EQ(tokens.result.exit_code, 0) << tokens.result.output;
+  ASSERT_EQ(tokens.steps.size(), 3u);
+  ExpectTheSameCritic(rows.steps, tokens.steps, 2);
+
+  testing::TempDir small_dir("ppo_e2e_critic_small_budget");
+  const PpoRun small = RunIn(small_dir, {"critic.use_dynamic_bsz=true", "critic.forward_max_token_len_per_gpu=23"});
+  EXPECT_NE(small.result.exit_code, 0);
+  EXPECT_THAT(small.result.output, HasSubstr("critic.forward_max_token_len_per_gpu (23) must be at least "
+                                             "data.max_prompt_length + data.max_response_length (24)"));
 }
 
 TEST(PpoTrainRecipe, ACriticWithoutGaeIsRefused) {

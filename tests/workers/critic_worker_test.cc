@@ -1,6 +1,7 @@
 // The critic role of a worker on the tiny Qwen2 fixture (CPU, float32): values from the
 // actor's model with a fresh value head, updates that fit the returns with verl's
-// metrics, its methods by verl's names, and recipes that do not fit.
+// metrics, its methods by verl's names, micro-batches by tokens, and recipes that do
+// not fit.
 #include "workers/critic_worker.h"
 
 #include <ATen/ATen.h>
@@ -132,6 +133,25 @@ TEST(CriticWorker, RecipesAndBatchesThatDoNotFitAreClearErrors) {
   const Batch three = update.Slice(0, 3).value();
   EXPECT_THAT(worker->UpdateCritic(three).status().message(),
               HasSubstr("3 rows are not a whole number of mini-batches of 4"));
+}
+
+// critic.use_dynamic_bsz forms compute_values' micro-batches from
+// critic.forward_max_token_len_per_gpu: the same values, and a budget below a row's
+// tokens (row 0 holds all 9) is an error.
+TEST(CriticWorker, ValuesByTokensFollowTheForwardBudget) {
+  const Batch input = Sequences();
+  auto by_rows = CriticWorker::Create(TinySetup()).value();
+  const at::Tensor expected = by_rows->ComputeValues(input).value().Tensor("values").value();
+  CriticWorkerSetup setup = TinySetup();
+  setup.recipe.mutable_critic()->set_use_dynamic_bsz(true);
+  setup.recipe.mutable_critic()->set_forward_max_token_len_per_gpu(kPrompt + kResponse);
+  auto by_tokens = CriticWorker::Create(setup).value();
+  const at::Tensor values = by_tokens->ComputeValues(input).value().Tensor("values").value();
+  EXPECT_TRUE(at::allclose(values, expected, 1e-5, 1e-6));
+  setup.recipe.mutable_critic()->set_forward_max_token_len_per_gpu(kPrompt + kResponse - 1);
+  auto too_small = CriticWorker::Create(setup).value();
+  EXPECT_THAT(too_small->ComputeValues(input).status().message(),
+              HasSubstr("compute_values: row 0 holds 9 tokens, more than the micro-batch budget of 8"));
 }
 
 

@@ -57,6 +57,20 @@ TEST(ValueCritic, ValuesAreTheResponsePositionsOfTheModelsValues) {
   EXPECT_FALSE(values.requires_grad());
 }
 
+// A token budget forms the micro-batches a row count would (each row holds 7 tokens):
+// the same values; a budget below one row is an error naming the row.
+TEST(ValueCritic, TokenBudgetMicroBatchesGiveTheValuesOfRowMicroBatches) {
+  testing::TempDir dir;
+  auto model = TinyValueModel(dir);
+  auto critic = ValueCritic::Create(model.get(), Options()).value();
+  const ValueBatch batch = MakeBatch(5);
+  const at::Tensor by_rows = critic->ComputeValues(batch, 2).value();
+  const at::Tensor by_tokens = critic->ComputeValues(batch, MicroBatchSize(1, 2 * (kPrompt + kResponse))).value();
+  EXPECT_TRUE(at::allclose(by_tokens, by_rows, 1e-5, 1e-6));
+  EXPECT_THAT(critic->ComputeValues(batch, MicroBatchSize(1, kPrompt + kResponse - 1)).status().message(),
+              ::testing::HasSubstr("compute_values: row 0 holds 7 tokens, more than the micro-batch budget of 6"));
+}
+
 TEST(ValueCritic, UpdatesFitTheReturns) {
   testing::TempDir dir;
   auto model = TinyValueModel(dir);
