@@ -98,7 +98,7 @@ void ControllerRuntime::ConnectGroups() {
   for (const PoolPlan& pool : placement_.pools) {
     std::vector<WorkerClient*> members;
     for (int id : pool.worker_ids) members.push_back(clients_[id].get());  // ids ordered by rank
-    groups_[pool.name] = std::make_unique<WorkerGroup>(pool.name, members);
+    groups_[pool.name] = std::make_unique<WorkerGroup>(pool.name, members, health_);
   }
 }
 

@@ -51,7 +51,7 @@ absl::StatusOr<WeightTransport> InitRolesWithWeightSync(const std::vector<Worker
       return absl::OkStatus();
     });
   }
-  RETURN_IF_ERROR(RunConcurrently(calls));
+  RETURN_IF_ERROR(RunConcurrently(actor.health(), calls));
   if (colocated) return WeightTransport::kColocated;
 
   const std::string rollout_pool = absl::StrCat("the rollout's pool ", rollout.pool());
@@ -85,7 +85,8 @@ absl::Status SendWeights(WorkerGroup& actor, WorkerGroup& rollout, WeightTranspo
       return rollout.CallAll("rollout.update_weights", weights).status();
     }
     case WeightTransport::kBroadcast:
-      return RunConcurrently({[&] { return rollout.CallAll("rollout.receive_weights", Batch()).status(); },
+      return RunConcurrently(actor.health(),
+                             {[&] { return rollout.CallAll("rollout.receive_weights", Batch()).status(); },
                               [&] { return actor.CallRankZero("actor.broadcast_weights", Batch()).status(); }});
   }
   return absl::InternalError("SendWeights: unknown weight transport");

@@ -7,25 +7,27 @@
 
 namespace rollout::controller {
 
-WorkerGroup::WorkerGroup(std::string pool, std::vector<WorkerClient*> workers)
-    : pool_(std::move(pool)), workers_(std::move(workers)) {}
+WorkerGroup::WorkerGroup(std::string pool, std::vector<WorkerClient*> workers, RunHealth* health)
+    : pool_(std::move(pool)), workers_(std::move(workers)), health_(health) {}
 
 absl::StatusOr<std::vector<Batch>> WorkerGroup::CallEach(const std::string& method,
                                                          const std::vector<Batch>& inputs) {
-  std::vector<absl::StatusOr<Batch>> results(inputs.size());
-  std::vector<std::thread> threads;
-  threads.reserve(inputs.size());
-  for (size_t rank = 0; rank < inputs.size(); ++rank) {
-    threads.emplace_back(
-        [&, rank] { results[rank] = workers_[rank]->Call(method, inputs[rank]); });
+  if (inputs.size() != workers_.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(method, ": ", inputs.size(), " inputs for the ",
+                                                   workers_.size(), " workers of pool ", pool_));
   }
-  for (std::thread& thread : threads) thread.join();
+  std::vector<absl::StatusOr<Batch>> results(inputs.size());
+  std::vector<std::function<absl::Status()>> calls;
+  for (size_t rank = 0; rank < inputs.size(); ++rank) {
+    calls.push_back([&, rank] {
+      results[rank] = workers_[rank]->Call(method, inputs[rank]);
+      return results[rank].status();
+    });
+  }
+  RETURN_IF_ERROR(RunConcurrently(health_, calls));
   std::vector<Batch> outputs;
   outputs.reserve(results.size());
-  for (absl::StatusOr<Batch>& result : results) {
-    if (!result.ok()) return result.status();
-    outputs.push_back(*std::move(result));
-  }
+  for (absl::StatusOr<Batch>& result : results) outputs.push_back(*std::move(result));
   return outputs;
 }
 
@@ -62,12 +64,17 @@ absl::StatusOr<Batch> WorkerGroup::CallRankZero(const std::string& method, const
   return workers_.front()->Call(method, input);
 }
 
-absl::Status RunConcurrently(const std::vector<std::function<absl::Status()>>& calls) {
+absl::Status RunConcurrently(RunHealth* health, const std::vector<std::function<absl::Status()>>& calls) {
+  if (calls.size() == 1) return calls.front()();
   std::vector<absl::Status> results(calls.size());
   std::vector<std::thread> threads;
   threads.reserve(calls.size());
   for (size_t i = 0; i < calls.size(); ++i) {
-    threads.emplace_back([&, i] { results[i] = calls[i](); });
+    threads.emplace_back([&, i] {
+      results[i] = calls[i]();
+      // The first failure; the calls it cancels then report it (WorkerClient::Call).
+      if (!results[i].ok()) health->Fail(results[i]);
+    });
   }
   for (std::thread& thread : threads) thread.join();
   for (const absl::Status& result : results) RETURN_IF_ERROR(result);

@@ -4,8 +4,11 @@
 #include <torch/version.h>
 #include <unistd.h>
 
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
+#include "absl/time/clock.h"
 #include "algorithms/token_log_probs.h"
 #include "common/crc32c.h"
 #include "common/status_macros.h"
@@ -40,6 +43,17 @@ absl::StatusOr<Batch> TokenLogProbsOnDevice(const Batch& input, c10::Device devi
   Batch out;
   RETURN_IF_ERROR(out.AddTensor("log_probs", log_probs.to(at::kCPU)));
   return out;
+}
+
+absl::StatusOr<Batch> Sleep(const Batch& input) {
+  const std::string text = input.Meta("seconds");
+  double seconds = 0;
+  if (!absl::SimpleAtod(text, &seconds) || !(seconds >= 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("meta 'seconds' is '", text, "'; expected a number of seconds >= 0"));
+  }
+  absl::SleepFor(absl::Seconds(seconds));
+  return Batch();
 }
 
 // CRC32C of the tensor's elements in row-major order, as they lie in memory on the CPU.
@@ -80,6 +94,7 @@ absl::Status RegisterDiagnosticMethods(const WorkerIdentity& identity, c10::Devi
   RETURN_IF_ERROR(registry->Register(
       "diag.token_log_probs",
       [device](const Batch& input) { return TokenLogProbsOnDevice(input, device); }));
+  RETURN_IF_ERROR(registry->Register("diag.sleep", Sleep));
   return absl::OkStatus();
 }
 

@@ -5,6 +5,8 @@
 //   diag.token_log_probs  -> {logits [B,T,V], tokens [B,T] int64} -> log_probs [B,T] float32,
 //                            computed on the worker's device; the controller compares the
 //                            result with its own CPU result to catch a broken device stack.
+//   diag.sleep            -> meta seconds: returns an empty batch after that long (a worker
+//                            busy in a long method, for tests of the controller's calls)
 // And, once worker.init_roles has created the policy model (role_host.h):
 //   diag.policy_parameter_checksums
 //                         -> one row per tensor of the policy model, strings

@@ -131,6 +131,23 @@ TEST_F(RuntimeWithWorkers, DeadWorkerFailsTheNextCallWithItsName) {
               HasSubstr("worker 1 (pool cpu_pool, rank 1/2"));
 }
 
+// Rank 0's call fails at once while rank 1's runs on, as a rank stuck in a collective
+// waiting for rank 0 would (forever, under NCCL): the failure ends the run and cancels
+// rank 1's call instead of waiting for it.
+TEST_F(RuntimeWithWorkers, AFailingCallCancelsTheOtherCallsOfItsDispatch) {
+  Start(2);
+  Batch bad, long_sleep;
+  bad.SetMeta("seconds", "soon");
+  long_sleep.SetMeta("seconds", "600");
+  const absl::Time start = absl::Now();
+  const absl::StatusOr<std::vector<Batch>> result = group_->CallEach("diag.sleep", {bad, long_sleep});
+  EXPECT_LT(absl::Now() - start, absl::Seconds(60)) << "rank 1's call was waited for";
+  EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(result.status().message()), HasSubstr("worker 0 (pool cpu_pool"));
+  EXPECT_THAT(std::string(result.status().message()), HasSubstr("meta 'seconds' is 'soon'"));
+  EXPECT_EQ(health_.status(), result.status());
+}
+
 TEST(ControllerRuntime, WorkerThatCannotStartIsReportedWithStatusAndOutput) {
   config::LoadedRecipe recipe = CpuRecipe(1);
   Placement placement = ResolvePlacement(recipe).value();
