@@ -212,16 +212,24 @@ at::Tensor CausalLM::Project(const Linear& linear, const at::Tensor& x) const {
 std::vector<at::Tensor> CausalLM::ProjectEach(std::initializer_list<const Linear*> linears,
                                               const at::Tensor& weight, const at::Tensor& bias,
                                               const at::Tensor& x) const {
-  if (UsesGroup(linears, weight, bias) && !AddsAdapterTerm(linears)) {
-    LinearGroup group{weight, bias, {}, {}};
-    for (const Linear* linear : linears) {
-      group.layer_weights.push_back(linear->weight());
-      if (bias.defined()) group.layer_biases.push_back(linear->bias());
-    }
-    return GroupedLinear(x, group);
-  }
   std::vector<at::Tensor> out;
-  for (const Linear* linear : linears) out.push_back(Project(*linear, x));
+  if (!UsesGroup(linears, weight, bias)) {
+    for (const Linear* linear : linears) out.push_back(Project(*linear, x));
+    return out;
+  }
+  LinearGroup group{weight, bias, {}, {}};
+  for (const Linear* linear : linears) {
+    group.layer_weights.push_back(linear->ProductWeight(adapters_enabled_));
+    if (bias.defined()) group.layer_biases.push_back(linear->bias());
+  }
+  out = GroupedLinear(x, group);
+  auto linear = linears.begin();
+  for (at::Tensor& layer_out : out) {
+    if ((*linear)->PlainWeight(adapters_enabled_) == nullptr) {
+      layer_out = layer_out + (*linear)->AdapterTerm(x, training_);
+    }
+    ++linear;
+  }
   return out;
 }
 
@@ -339,7 +347,7 @@ bool CausalLM::UsesGroup(std::initializer_list<const Linear*> linears, const at:
                          const at::Tensor& bias) const {
   for (const Linear* linear : linears) {
     if (linear->has_adapter() && adapters_enabled_ && training_) return false;
-    if (!linear->weight().is_alias_of(weight)) return false;
+    if (!linear->ProductWeight(adapters_enabled_).is_alias_of(weight)) return false;
     if (linear->bias().defined() != bias.defined()) return false;
     if (bias.defined() && !linear->bias().is_alias_of(bias)) return false;
   }
@@ -353,9 +361,8 @@ at::Tensor CausalLM::ProjectGroup(std::initializer_list<const Linear*> linears,
   int64_t column = 0;
   for (const Linear* linear : linears) {
     const int64_t width = linear->weight().size(0);
-    if (linear->has_adapter() && adapters_enabled_) {
-      out.narrow(-1, column, width)
-          .add_(at::linear(at::linear(x, linear->lora_a()), linear->lora_b()) * linear->lora_scale());
+    if (linear->PlainWeight(adapters_enabled_) == nullptr) {
+      out.narrow(-1, column, width).add_(linear->AdapterTerm(x, /*training=*/false));
     }
     column += width;
   }

@@ -158,8 +158,8 @@ class CausalLM {
                                                         const at::Tensor& weight) const;
   // Whether the step may use the fused kernels and groups for `x`.
   bool FusedStep(const at::Tensor& x) const;
-  // Whether the linear layers still alias the fused group (weight, bias), and their
-  // enabled adapters need no dropout (not training).
+  // Whether the linear layers' product weights (Linear::ProductWeight) still alias the
+  // fused group (weight, bias), and their enabled adapters need no dropout (not training).
   bool UsesGroup(std::initializer_list<const Linear*> linears, const at::Tensor& weight,
                  const at::Tensor& bias) const;
   // x W^T + b of a group that UsesGroup(), plus each enabled adapter's (alpha / r) x A^T B^T
@@ -170,8 +170,9 @@ class CausalLM {
   at::Tensor Project(const Linear& linear, const at::Tensor& x) const;
   // Whether any of the layers adds an adapter term in the forward (enabled, unmerged).
   bool AddsAdapterTerm(std::initializer_list<const Linear*> linears) const;
-  // Each layer's output for x (views of one product: models/grouped_linear.h) when the
-  // layers UsesGroup() and add no adapter term, else each layer's Project().
+  // Each layer's output for x: when the layers UsesGroup(), one product for all of them
+  // (models/grouped_linear.h) plus each unmerged adapter's term, so that adapters that
+  // add nothing (fresh, disabled) leave the output bit for bit; else each layer's Project().
   std::vector<at::Tensor> ProjectEach(std::initializer_list<const Linear*> linears,
                                       const at::Tensor& weight, const at::Tensor& bias,
                                       const at::Tensor& x) const;

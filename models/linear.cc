@@ -11,14 +11,23 @@ namespace rollout::models {
 
 at::Tensor Linear::Forward(const at::Tensor& x, bool use_adapter, bool training) const {
   if (const at::Tensor* weight = PlainWeight(use_adapter)) return Product(x, *weight);
-  const at::Tensor input = training && lora_dropout_ > 0 ? at::dropout(x, lora_dropout_, true) : x;
-  return Product(x, weight_) + at::linear(at::linear(input, lora_a_), lora_b_) * lora_scale_;
+  return Product(x, weight_) + AdapterTerm(x, training);
 }
 
 const at::Tensor* Linear::PlainWeight(bool use_adapter) const {
   if (merged_) return use_adapter ? &weight_ : &unmerged_weight_;
   if (has_adapter() && use_adapter) return nullptr;
   return &weight_;
+}
+
+const at::Tensor& Linear::ProductWeight(bool use_adapter) const {
+  const at::Tensor* plain = PlainWeight(use_adapter);
+  return plain != nullptr ? *plain : weight_;
+}
+
+at::Tensor Linear::AdapterTerm(const at::Tensor& x, bool training) const {
+  const at::Tensor input = training && lora_dropout_ > 0 ? at::dropout(x, lora_dropout_, true) : x;
+  return at::linear(at::linear(input, lora_a_), lora_b_) * lora_scale_;
 }
 
 at::Tensor Linear::Product(const at::Tensor& x, const at::Tensor& weight) const {

@@ -32,6 +32,12 @@ class Linear {
   // The weight W with Forward(x, use_adapter, training) = x W^T + b, or nullptr when
   // Forward adds an adapter term (an unmerged adapter in use).
   const at::Tensor* PlainWeight(bool use_adapter) const;
+  // The weight of Forward's x W^T + b: PlainWeight(use_adapter), or the (unmerged) W
+  // that Forward adds the adapter term to.
+  const at::Tensor& ProductWeight(bool use_adapter) const;
+  // Forward's adapter term (alpha / r) dropout(x) A^T B^T [..., out], dropout only when
+  // `training`. Needs an adapter.
+  at::Tensor AdapterTerm(const at::Tensor& x, bool training) const;
 
   // Adds an adapter (A drawn from `generator`); the base weights are left untouched.
   void AddAdapter(const LoraOptions& options, at::Generator generator);

@@ -59,11 +59,15 @@ at::Tensor Logits(const models::CausalLM& model) {
   return model.Logits(model.Forward(ids, at::arange(6, at::kLong).view({1, 6}), at::Tensor()));
 }
 
-// The fixture's architecture with the weights of a checkpoint's model.safetensors.
+// The fixture's architecture with the weights of a checkpoint's model.safetensors,
+// copied into its parameters: they stay views of the fused q/k/v and gate/up weights,
+// so the forward multiplies as a loaded model's does (other products may round
+// differently, depending on the BLAS).
 std::unique_ptr<models::CausalLM> CheckpointModel(const std::string& actor_dir) {
   std::unique_ptr<models::CausalLM> model = LoadModel(kFixture);
   const auto reader = models::SafetensorsReader::OpenFile(JoinPath(actor_dir, "model.safetensors")).value();
-  for (auto& [name, param] : model->NamedParameters()) *param = reader->Load(name).value();
+  c10::NoGradGuard no_grad;
+  for (auto& [name, param] : model->NamedParameters()) param->copy_(reader->Load(name).value());
   return model;
 }
 
