@@ -42,13 +42,21 @@ ROLLOUT_HOST_DEVICE inline uint64_t SamplingPairBits(uint64_t key, uint32_t toke
   return MixBits(key + (static_cast<uint64_t>(token >> 1) + 1) * kGoldenGamma);
 }
 
-// The uniform of `token` from its pair's bits: bits 41..63 for the even token, 9..31
-// for the odd one. 23 bits, (k + 0.5) / 2^23: exact in float, strictly inside (0, 1) —
-// within [2^-24, 1 - 2^-24] — so the Gumbel transform below is always finite.
-ROLLOUT_HOST_DEVICE inline float SamplingUniformFromBits(uint64_t pair_bits, uint32_t token) {
-  const uint32_t k = (token & 1) != 0 ? static_cast<uint32_t>(pair_bits) >> 9
-                                      : static_cast<uint32_t>(pair_bits >> 41);
+// The 23-bit draw k of `token` from its pair's bits: bits 41..63 for the even token,
+// 9..31 for the odd one.
+ROLLOUT_HOST_DEVICE inline uint32_t SamplingDrawFromBits(uint64_t pair_bits, uint32_t token) {
+  return (token & 1) != 0 ? static_cast<uint32_t>(pair_bits) >> 9 : static_cast<uint32_t>(pair_bits >> 41);
+}
+
+// The uniform of a draw, (k + 0.5) / 2^23: exact in float, increasing in k, strictly
+// inside (0, 1) — within [2^-24, 1 - 2^-24] — so the Gumbel transform below is always
+// finite.
+ROLLOUT_HOST_DEVICE inline float SamplingUniformFromDraw(uint32_t k) {
   return (static_cast<float>(k) + 0.5f) * (1.0f / 8388608.0f);
+}
+
+ROLLOUT_HOST_DEVICE inline float SamplingUniformFromBits(uint64_t pair_bits, uint32_t token) {
+  return SamplingUniformFromDraw(SamplingDrawFromBits(pair_bits, token));
 }
 
 ROLLOUT_HOST_DEVICE inline float SamplingUniformFromKey(uint64_t key, uint32_t token) {

@@ -116,6 +116,21 @@ __device__ __forceinline__ float UniformBar(float bar, float v_max) {
   return __expf(-__expf(-c)) - kUniformMargin;
 }
 
+// Whether some token of the pack [first_token, first_token + N) (N even, first_token
+// even: whole pairs) has a uniform of at least u_bar: the uniform rises with the draw,
+// so the pack's largest draw decides, without a branch per token.
+template <int N>
+__device__ __forceinline__ bool SomeUniformReaches(uint64_t key, uint32_t first_token, float u_bar) {
+  uint32_t largest = 0;
+#pragma unroll
+  for (int i = 0; i < N; i += 2) {
+    const uint64_t pair_bits = SamplingPairBits(key, first_token + i);
+    largest = max(largest, max(SamplingDrawFromBits(pair_bits, first_token + i),
+                               SamplingDrawFromBits(pair_bits, first_token + i + 1)));
+  }
+  return SamplingUniformFromDraw(largest) >= u_bar;
+}
+
 // Offers a later token's score to the thread's best, in Before()'s order: NaN wins over
 // numbers, a tie keeps the earlier token.
 __device__ __forceinline__ void Offer(float score, long long token, Best* best) {
@@ -140,18 +155,22 @@ __device__ __forceinline__ void ScorePack(const Pack<T, N>& pack, int64_t p, flo
 #pragma unroll
     for (int i = 0; i < N; ++i) v[i] = v[i] / scale;
   }
-  float pack_max = -INFINITY, v_max = -INFINITY;  // v_max: NaN if any v is
+  float pack_max = -INFINITY;  // NaN ignored
 #pragma unroll
-  for (int i = 0; i < N; ++i) {
-    pack_max = fmaxf(pack_max, v[i]);
-    v_max = v[i] > v_max || isnan(v[i]) ? v[i] : v_max;
-  }
+  for (int i = 0; i < N; ++i) pack_max = fmaxf(pack_max, v[i]);
   // Relative to a finite reference, so -inf logits add 0 and NaN stays NaN.
   const float reference = pack_max == -INFINITY ? 0.f : pack_max;
   float pack_sum = 0.f;
 #pragma unroll
   for (int i = 0; i < N; ++i) pack_sum += __expf(v[i] - reference);
   s->lse = Combine(s->lse, {reference, pack_sum});
+  // The largest v, NaN if any v is. Only a NaN (or +inf, as inf - inf) makes the sum NaN,
+  // so the common pack needs no test per value.
+  float v_max = pack_max;
+  if (isnan(pack_sum)) {
+#pragma unroll
+    for (int i = 0; i < N; ++i) v_max = isnan(v[i]) ? v[i] : v_max;
+  }
   const long long first_token = p * N;
   if (greedy) {
     if (isnan(v_max)) {
@@ -173,6 +192,10 @@ __device__ __forceinline__ void ScorePack(const Pack<T, N>& pack, int64_t p, flo
   }
   const float u_bar = UniformBar(bar, v_max);
   if (u_bar > 1.f) return;
+  // Most packs have no token at the bar: the per-token scan below would skip them all.
+  if constexpr (N % 2 == 0) {
+    if (!SomeUniformReaches<N>(key, static_cast<uint32_t>(first_token), u_bar)) return;
+  }
   float best_score = -INFINITY;
   int best = -1;
   uint64_t pair_bits = 0;

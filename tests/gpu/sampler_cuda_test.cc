@@ -10,6 +10,7 @@
 #include <c10/cuda/CUDAStream.h>
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <tuple>
 #include <utility>
 
@@ -97,6 +98,24 @@ TEST(SamplerCuda, OddVocabularyDrawsTheCpuTokens) {
   const SamplingTensors params = RandomParams(40, /*filters=*/false);
   ExpectSameDraws(SampleTokens(logits.to(at::kCUDA), To(params, at::kCUDA)),
                   SampleTokens(logits, params));
+}
+
+// NaN and infinite logits in greedy and sampled rows: the CPU's draws (at::argmax's
+// order: NaN above everything, then +inf; the first of equals).
+TEST(SamplerCuda, NonFiniteLogitsDrawTheCpuTokens) {
+  at::manual_seed(15);
+  const int64_t rows = 21;
+  at::Tensor logits = at::randn({rows, 4096}) * 3;
+  for (int64_t r = 0; r < rows; ++r) {
+    if (r % 3 == 0) logits[r][100 + 37 * r] = std::numeric_limits<float>::quiet_NaN();
+    if (r % 3 == 1) logits[r][200 + 11 * r] = std::numeric_limits<float>::infinity();
+    if (r % 2 == 0) logits[r][300 + r] = -std::numeric_limits<float>::infinity();
+  }
+  logits = logits.to(at::kBFloat16);
+  const SamplingTensors params = RandomParams(rows, /*filters=*/false);
+  const at::Tensor cpu = SampleTokens(logits, params).tokens;
+  const at::Tensor cuda = SampleTokens(logits.to(at::kCUDA), To(params, at::kCUDA)).tokens.cpu();
+  EXPECT_TRUE(at::equal(cuda, cpu)) << "cuda " << cuda << "\ncpu " << cpu;
 }
 
 // The fused kernel's in-pass noise and the noise-fill kernel are the same draws.
