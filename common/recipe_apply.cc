@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -9,6 +10,7 @@
 #include "common/recipe_schema.h"
 #include "common/recipe_values.h"
 #include "common/status_macros.h"
+#include "common/verl_inert_keys.h"
 
 namespace rollout::config {
 
@@ -41,16 +43,33 @@ std::string Describe(const YAML::Node& node) {
   }
 }
 
+// A value as verl_inert_keys.h's entries spell the ones they accept.
+std::string InertValueText(const YAML::Node& value) {
+  if (value.IsNull()) return "null";
+  if (value.IsScalar()) return absl::AsciiStrToLower(value.Scalar());
+  if (value.IsMap()) return value.size() == 0 ? "{}" : "a map";
+  return value.size() == 0 ? "[]" : "a list";
+}
+
 class LayerApplier {
  public:
-  LayerApplier(const LayerOrigin& origin, std::map<std::string, std::string>* sources)
-      : origin_(origin), sources_(sources) {}
+  LayerApplier(const LayerOrigin& origin, std::map<std::string, std::string>* sources,
+               std::vector<std::string>* ignored_verl_keys)
+      : origin_(origin), sources_(sources), ignored_verl_keys_(ignored_verl_keys) {}
 
   // `map`'s keys are fields of `message`, whose own key is `prefix` ("" at the top).
   absl::Status ApplyMap(const YAML::Node& map, Message* message, const std::string& prefix);
 
  private:
   absl::Status ApplyVerlGroup(const YAML::Node& group, const YAML::Mark& mark, Message* recipe);
+  // Ignores canonical `key` when it is a verl key of verl_inert_keys.h with a value the
+  // table accepts, noting it; true then. Another value is an error, unless the key is
+  // also a field of the schema (`is_field`: rollout.name), which then takes the value.
+  absl::StatusOr<bool> SkipVerlInertKey(const std::string& key, const YAML::Node& value,
+                                        const YAML::Mark& mark, bool is_field);
+  // A map of verl keys below canonical `key` that the schema does not have
+  // (`reward_model`), each ignored as SkipVerlInertKey does or else unknown.
+  absl::Status SkipVerlInertMap(const YAML::Node& map, const YAML::Mark& mark, const std::string& key);
   absl::Status ApplyField(const YAML::Node& value, const YAML::Mark& mark, Message* message,
                           const FieldDescriptor* field, const std::string& key);
   absl::Status ApplyMapField(const YAML::Node& value, const YAML::Mark& mark, Message* message,
@@ -67,6 +86,7 @@ class LayerApplier {
 
   const LayerOrigin& origin_;
   std::map<std::string, std::string>* sources_;
+  std::vector<std::string>* ignored_verl_keys_;
 };
 
 absl::Status LayerApplier::ApplyMap(const YAML::Node& map, Message* message,
@@ -87,10 +107,51 @@ absl::Status LayerApplier::ApplyMap(const YAML::Node& map, Message* message,
       continue;
     }
     const FieldDescriptor* field = FindRecipeField(message->GetDescriptor(), name);
+    const std::string key = Join(prefix, name);
+    ASSIGN_OR_RETURN(const bool ignored, SkipVerlInertKey(key, entry.second, mark, field != nullptr));
+    if (ignored) continue;
+    if (field == nullptr && HasVerlInertKeysUnder(key)) {
+      RETURN_IF_ERROR(SkipVerlInertMap(entry.second, mark, key));
+      continue;
+    }
     if (field == nullptr) {
       return UnknownKeyError(prefix, name, FieldNames(message->GetDescriptor()), Where(mark));
     }
-    RETURN_IF_ERROR(ApplyField(entry.second, mark, message, field, Join(prefix, name)));
+    RETURN_IF_ERROR(ApplyField(entry.second, mark, message, field, key));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<bool> LayerApplier::SkipVerlInertKey(const std::string& key, const YAML::Node& value,
+                                                    const YAML::Mark& mark, bool is_field) {
+  const VerlInertKey* entry = FindVerlInertKey(key);
+  if (entry == nullptr) return false;
+  const std::string text = InertValueText(value);
+  if (VerlInertKeyAccepts(*entry, text)) {
+    ignored_verl_keys_->push_back(absl::StrCat("verl's '", key, "' ", Where(mark), " is ignored: ", entry->why));
+    return true;
+  }
+  if (is_field) return false;
+  return absl::InvalidArgumentError(absl::StrCat("verl's '", key, "' ", Where(mark), " cannot be ", text,
+                                                 " here: ", entry->why, " (it may be ",
+                                                 absl::StrJoin(entry->accepted, " or "), ")"));
+}
+
+absl::Status LayerApplier::SkipVerlInertMap(const YAML::Node& map, const YAML::Mark& mark,
+                                            const std::string& key) {
+  if (map.IsNull()) return absl::OkStatus();
+  if (!map.IsMap()) return WrongType(key, mark, "a map of keys", map);
+  std::map<std::string, int> seen_lines;
+  for (const auto& entry : map) {
+    RETURN_IF_ERROR(CheckKey(entry.first, key, &seen_lines));
+    const std::string child = Join(key, entry.first.Scalar());
+    ASSIGN_OR_RETURN(const bool ignored, SkipVerlInertKey(child, entry.second, entry.first.Mark(), false));
+    if (ignored) continue;
+    if (HasVerlInertKeysUnder(child)) {
+      RETURN_IF_ERROR(SkipVerlInertMap(entry.second, entry.first.Mark(), child));
+      continue;
+    }
+    return UnknownKeyError(key, entry.first.Scalar(), VerlInertKeysUnder(key), Where(entry.first.Mark()));
   }
   return absl::OkStatus();
 }
@@ -112,6 +173,10 @@ absl::Status LayerApplier::ApplyVerlGroup(const YAML::Node& group, const YAML::M
     RETURN_IF_ERROR(CheckKey(entry.first, kVerlGroup, &seen_lines));
     const std::string key = VerlChildKey(entry.first.Scalar());
     if (key.empty()) {
+      const std::string verl_key = Join(kVerlGroup, entry.first.Scalar());
+      ASSIGN_OR_RETURN(const bool ignored,
+                       SkipVerlInertKey(verl_key, entry.second, entry.first.Mark(), /*is_field=*/false));
+      if (ignored) continue;
       return UnknownKeyError(kVerlGroup, entry.first.Scalar(), VerlChildren(),
                              Where(entry.first.Mark()));
     }
@@ -262,9 +327,10 @@ void LayerApplier::Forget(const std::string& key) {
 }  // namespace
 
 absl::Status ApplyLayer(const YAML::Node& layer, const LayerOrigin& origin, Recipe* recipe,
-                        std::map<std::string, std::string>* sources) {
+                        std::map<std::string, std::string>* sources,
+                        std::vector<std::string>* ignored_verl_keys) {
   if (layer.IsNull()) return absl::OkStatus();
-  return LayerApplier(origin, sources).ApplyMap(layer, recipe, "");
+  return LayerApplier(origin, sources, ignored_verl_keys).ApplyMap(layer, recipe, "");
 }
 
 }  // namespace rollout::config

@@ -7,6 +7,7 @@
 
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "proto/recipe.pb.h"
@@ -29,8 +30,10 @@ struct LayerOrigin {
 // Applies `layer` (a YAML map; null means empty) over `recipe`, later values winning
 // key by key: messages and map entries merge, lists are replaced, null resets a key
 // (and everything under it) to its default. `sources` maps each canonical key set to
-// its location; keys reset are erased from it.
+// its location; keys reset are erased from it. verl keys that mean nothing here
+// (common/verl_inert_keys.h) are skipped, each with a line in `ignored_verl_keys`.
 absl::Status ApplyLayer(const YAML::Node& layer, const LayerOrigin& origin, Recipe* recipe,
-                        std::map<std::string, std::string>* sources);
+                        std::map<std::string, std::string>* sources,
+                        std::vector<std::string>* ignored_verl_keys);
 
 }  // namespace rollout::config

@@ -93,7 +93,7 @@ absl::Status RecipeBuilder::ApplyFile(const std::string& path, const std::string
   chain->emplace_back(path, identity);
   const LayerOrigin origin{path, "", /*extends_followed=*/true};
   RETURN_IF_ERROR(FollowExtends(root, origin, chain));
-  RETURN_IF_ERROR(ApplyLayer(root, origin, &loaded_.recipe, &loaded_.sources));
+  RETURN_IF_ERROR(ApplyLayer(root, origin, &loaded_.recipe, &loaded_.sources, &loaded_.ignored_verl_keys));
   chain->pop_back();
   return absl::OkStatus();
 }
@@ -142,12 +142,12 @@ absl::Status RecipeBuilder::ApplyOverride(const std::string& text) {
     wrapper[*segment] = layer;
     layer.reset(wrapper);
   }
-  return ApplyLayer(layer, LayerOrigin{"", text, false}, &loaded_.recipe, &loaded_.sources);
+  return ApplyLayer(layer, LayerOrigin{"", text, false}, &loaded_.recipe, &loaded_.sources, &loaded_.ignored_verl_keys);
 }
 
 absl::Status RecipeBuilder::ApplyText(const std::string& yaml, const std::string& origin) {
   ASSIGN_OR_RETURN(const YAML::Node root, ParseRecipeText(yaml, origin));
-  return ApplyLayer(root, LayerOrigin{origin, "", false}, &loaded_.recipe, &loaded_.sources);
+  return ApplyLayer(root, LayerOrigin{origin, "", false}, &loaded_.recipe, &loaded_.sources, &loaded_.ignored_verl_keys);
 }
 
 absl::StatusOr<LoadedRecipe> RecipeBuilder::Finish() && {

@@ -22,6 +22,9 @@
 // verl spellings are accepted: a leading `actor_rollout_ref.` is dropped
 // (`actor_rollout_ref.actor.optim.lr` -> `actor.optim.lr`) and
 // `actor_rollout_ref.model` means `actor.model`; the same holds for the nested YAML form.
+// verl's keys for its own machinery (`actor.fsdp_config`, `rollout.name: vllm`, ...)
+// are accepted with the values that change nothing here and listed in
+// ignored_verl_keys; other values of them are errors (common/verl_inert_keys.h).
 //
 // Every value is checked against the schema and its options (schema_options.proto):
 // each error is InvalidArgument (NotFound for a missing file) with a one-line message
@@ -52,6 +55,10 @@ struct LoadedRecipe {
   // Map entries have a key of their own ("resource_pools.gpu"). Keys never written,
   // or reset with null, are absent. Used to point semantic errors at their source.
   std::map<std::string, std::string> sources;
+  // One line per verl key the recipe sets that configures only verl's machinery (FSDP,
+  // vLLM, Ray, ...: common/verl_inert_keys.h) and was ignored, in the order met:
+  // "verl's 'actor.fsdp_config' at recipes/x.yaml:9 is ignored: FSDP's sharding ...".
+  std::vector<std::string> ignored_verl_keys;
 };
 
 // Loads `path` (and its bases), then applies `overrides` in order.

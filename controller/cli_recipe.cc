@@ -16,4 +16,8 @@ absl::StatusOr<ResolvedRun> ResolveRun(const std::vector<std::string>& positiona
   return run;
 }
 
+void PrintIgnoredVerlKeys(const ResolvedRun& run, const std::string& program, std::ostream& out) {
+  for (const std::string& line : run.recipe.ignored_verl_keys) out << program << ": note: " << line << "\n";
+}
+
 }  // namespace rollout::controller

@@ -2,6 +2,7 @@
 // positional arguments into a resolved recipe and its placement.
 #pragma once
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -19,5 +20,9 @@ struct ResolvedRun {
 
 // InvalidArgument when no recipe is named; otherwise the loader's or placement's error.
 absl::StatusOr<ResolvedRun> ResolveRun(const std::vector<std::string>& positional);
+
+// One "<program>: note: ..." line for each verl key the recipe sets that was ignored
+// (config::LoadedRecipe::ignored_verl_keys).
+void PrintIgnoredVerlKeys(const ResolvedRun& run, const std::string& program, std::ostream& out);
 
 }  // namespace rollout::controller

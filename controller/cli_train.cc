@@ -165,6 +165,7 @@ int RunTrainCommand(const std::vector<std::string>& args) {
     std::cerr << "rollout train: " << run.status().message() << "\n";
     return kExitUsage;
   }
+  PrintIgnoredVerlKeys(*run, "rollout train", std::cerr);
   std::cout << "# resolved recipe\n" << run->recipe_yaml << "\n" << run->placement.Describe();
   const std::string saved =
       run->recipe.recipe.trainer().default_local_dir() + "/resolved_recipe.yaml";

@@ -265,8 +265,8 @@ TEST_F(RecipeLoader, VerlSpellingsMapToCanonicalKeys) {
 }
 
 TEST_F(RecipeLoader, UnknownVerlChildListsTheKnownOnes) {
-  EXPECT_EQ(LoadError("actor_rollout_ref:\n  hybrid_engine: true\n"),
-            "unknown key 'actor_rollout_ref.hybrid_engine' at " + path_ +
+  EXPECT_EQ(LoadError("actor_rollout_ref:\n  nope: true\n"),
+            "unknown key 'actor_rollout_ref.nope' at " + path_ +
                 ":2; valid keys under 'actor_rollout_ref': actor, model, ref, rollout");
   EXPECT_EQ(LoadError("", {"actor_rollout_ref.actor.optim.lrr=1"}),
             "unknown key 'actor.optim.lrr' at command line 'actor_rollout_ref.actor.optim.lrr=1' "

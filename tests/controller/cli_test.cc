@@ -40,6 +40,20 @@ TEST(RolloutCli, PlanPrintsResolvedRecipeAndPlacement) {
   EXPECT_THAT(result.output, HasSubstr("pool global_pool: 1 node(s) x 2 cpu"));
 }
 
+// verl's machinery keys pass with a note each; the resolved recipe keeps this one's values.
+TEST(RolloutCli, PlanNotesTheVerlKeysItIgnores) {
+  TempDir dir("cli");
+  const std::string recipe = dir.Write("plan.yaml", "trainer: {device: cpu}\nalgorithm: {adv_estimator: grpo}\n");
+  CommandResult result = RunRollout({"plan", recipe, "actor_rollout_ref.rollout.name=vllm",
+                                     "actor_rollout_ref.actor.fsdp_config.param_offload=True"});
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("rollout plan: note: verl's 'rollout.name' at command line "
+                                       "'actor_rollout_ref.rollout.name=vllm' is ignored: "));
+  EXPECT_THAT(result.output, HasSubstr("rollout plan: note: verl's 'actor.fsdp_config' at command line"));
+  EXPECT_THAT(result.output, HasSubstr("name: native"));
+  EXPECT_THAT(result.output, Not(HasSubstr("fsdp_config:")));
+}
+
 TEST(RolloutCli, BadRecipeIsOneLineAndExitTwo) {
   TempDir dir("cli");
   const std::string recipe = dir.Write("bad.yaml", "actor:\n  optim:\n    learning_rate: 1\n");

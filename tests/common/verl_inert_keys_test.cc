@@ -1,0 +1,124 @@
+// verl's keys for its own machinery (FSDP, vLLM, Ray, ...) in recipes and on the
+// command line: accepted and listed where they change nothing here, refused with the
+// reason where they would, unknown where the table does not list them.
+#include "common/verl_inert_keys.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "common/recipe_loader.h"
+#include "tests/support/temp_dir.h"
+
+namespace rollout::config {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+class VerlInertKeys : public ::testing::Test {
+ protected:
+  absl::StatusOr<LoadedRecipe> Load(const std::vector<std::string>& overrides, const std::string& text = "") {
+    return LoadRecipe(files_.Write("x.yaml", text), overrides);
+  }
+  std::string Error(const std::vector<std::string>& overrides) {
+    const absl::StatusOr<LoadedRecipe> loaded = Load(overrides);
+    EXPECT_EQ(loaded.status().code(), absl::StatusCode::kInvalidArgument) << loaded.status();
+    return std::string(loaded.status().message());
+  }
+
+  testing::TempDir files_{"verl_inert_keys"};
+};
+
+// Part of verl's GSM8K GRPO example (examples/grpo_trainer), as users pass it.
+TEST_F(VerlInertKeys, AVerlCommandLineLoadsAndListsWhatItIgnores) {
+  const absl::StatusOr<LoadedRecipe> loaded = Load(
+      {"algorithm.adv_estimator=grpo", "actor_rollout_ref.actor.optim.lr=1e-6",
+       "actor_rollout_ref.model.use_remove_padding=True", "actor_rollout_ref.actor.fsdp_config.param_offload=False",
+       "actor_rollout_ref.actor.fsdp_config.optimizer_offload=False", "actor_rollout_ref.rollout.tensor_model_parallel_size=1",
+       "actor_rollout_ref.rollout.name=vllm", "actor_rollout_ref.rollout.n=5",
+       "actor_rollout_ref.ref.fsdp_config.param_offload=True", "reward_model.enable=False",
+       "custom_reward_function.path=null", "actor_rollout_ref.hybrid_engine=True"});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_DOUBLE_EQ(loaded->recipe.actor().optim().lr(), 1e-6);
+  EXPECT_EQ(loaded->recipe.rollout().n(), 5);
+  EXPECT_EQ(loaded->recipe.rollout().name(), "native");
+  ASSERT_EQ(loaded->ignored_verl_keys.size(), 9u);
+  EXPECT_EQ(loaded->ignored_verl_keys[0],
+            "verl's 'actor.model.use_remove_padding' at command line "
+            "'actor_rollout_ref.model.use_remove_padding=True' is ignored: verl's unpadded (varlen) forward, an "
+            "efficiency switch; results do not depend on it");
+  EXPECT_THAT(loaded->ignored_verl_keys[4], HasSubstr("'rollout.name' at command line"));
+  EXPECT_THAT(loaded->ignored_verl_keys[4], HasSubstr("this project's own engine (rollout.name: native)"));
+  EXPECT_THAT(loaded->ignored_verl_keys[8], HasSubstr("'actor_rollout_ref.hybrid_engine'"));
+}
+
+TEST_F(VerlInertKeys, TheNestedYamlFormIsIgnoredWithItsLines) {
+  const absl::StatusOr<LoadedRecipe> loaded = Load({},
+                                                   "actor_rollout_ref:\n"
+                                                   "  hybrid_engine: true\n"
+                                                   "  actor:\n"
+                                                   "    strategy: fsdp\n"
+                                                   "    fsdp_config:\n"
+                                                   "      param_offload: false\n"
+                                                   "  rollout:\n"
+                                                   "    name: sglang\n"
+                                                   "    n: 4\n"
+                                                   "reward_model:\n"
+                                                   "  enable: false\n"
+                                                   "  reward_manager: naive\n"
+                                                   "ray_init:\n"
+                                                   "  num_cpus: null\n");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->recipe.rollout().n(), 4);
+  std::vector<std::string> lines;
+  for (const std::string& line : loaded->ignored_verl_keys) lines.push_back(line.substr(0, line.find(" is ignored")));
+  const std::string at = " at " + files_.Path("x.yaml") + ":";
+  EXPECT_THAT(lines, ElementsAre("verl's 'actor_rollout_ref.hybrid_engine'" + at + "2",
+                                 "verl's 'actor.strategy'" + at + "4", "verl's 'actor.fsdp_config'" + at + "5",
+                                 "verl's 'rollout.name'" + at + "8", "verl's 'reward_model.enable'" + at + "11",
+                                 "verl's 'reward_model.reward_manager'" + at + "12", "verl's 'ray_init'" + at + "13"));
+}
+
+TEST_F(VerlInertKeys, ValuesThatAskForWhatIsNotHereAreErrors) {
+  EXPECT_EQ(Error({"actor_rollout_ref.rollout.tensor_model_parallel_size=2"}),
+            "verl's 'rollout.tensor_model_parallel_size' at command line "
+            "'actor_rollout_ref.rollout.tensor_model_parallel_size=2' cannot be 2 here: tensor parallelism is not "
+            "implemented; each rollout worker holds a whole model (it may be 1)");
+  EXPECT_THAT(Error({"reward_model.enable=True"}), HasSubstr("reward models are not implemented"));
+  EXPECT_THAT(Error({"custom_reward_function.path=my_reward.py"}),
+              HasSubstr("cannot be my_reward.py here: Python reward functions cannot be loaded; use a built-in "
+                        "(reward.name) or a C++ plug-in (reward.plugin) (it may be null)"));
+  EXPECT_THAT(Error({"actor_rollout_ref.rollout.mode=async"}), HasSubstr("(it may be sync)"));
+  EXPECT_THAT(Error({"actor_rollout_ref.model.override_config={attention_dropout: 0.1}"}),
+              HasSubstr("cannot be a map here"));
+  // A real key keeps its own checks: rollout.name's other values.
+  EXPECT_THAT(Error({"actor_rollout_ref.rollout.name=trtllm"}), HasSubstr("must be one of native; got 'trtllm'"));
+}
+
+TEST_F(VerlInertKeys, KeysTheTableDoesNotListStayUnknown) {
+  EXPECT_EQ(Error({"reward_model.micro_batch_size=8"}),
+            "unknown key 'reward_model.micro_batch_size' at command line 'reward_model.micro_batch_size=8'; valid "
+            "keys under 'reward_model': enable, reward_manager");
+  EXPECT_THAT(Error({"actor_rollout_ref.actor.fsdp_confg.param_offload=False"}),
+              HasSubstr("unknown key 'actor.fsdp_confg'"));
+}
+
+TEST(VerlInertKeyTable, EntriesAcceptTheirValuesAndNameTheirGroups) {
+  const VerlInertKey* tp = FindVerlInertKey("rollout.tensor_model_parallel_size");
+  ASSERT_NE(tp, nullptr);
+  EXPECT_TRUE(VerlInertKeyAccepts(*tp, "1"));
+  EXPECT_FALSE(VerlInertKeyAccepts(*tp, "2"));
+  const VerlInertKey* fsdp = FindVerlInertKey("actor.fsdp_config");
+  ASSERT_NE(fsdp, nullptr);
+  EXPECT_TRUE(VerlInertKeyAccepts(*fsdp, "a map"));
+  EXPECT_EQ(FindVerlInertKey("actor.optim.lr"), nullptr);
+  EXPECT_TRUE(HasVerlInertKeysUnder("custom_reward_function"));
+  EXPECT_FALSE(HasVerlInertKeysUnder("actor.optim"));
+  EXPECT_THAT(VerlInertKeysUnder("custom_reward_function"), ElementsAre("name", "path"));
+}
+
+}  // namespace
+}  // namespace rollout::config
