@@ -55,6 +55,23 @@ TEST_F(VerlInertKeys, AVerlCommandLineLoadsAndListsWhatItIgnores) {
   EXPECT_THAT(loaded->ignored_verl_keys[8], HasSubstr("'actor_rollout_ref.hybrid_engine'"));
 }
 
+// From verl's PPO examples: the critic's, the data's and the rollout's machinery.
+TEST_F(VerlInertKeys, AVerlPpoCommandLineLoads) {
+  const absl::StatusOr<LoadedRecipe> loaded =
+      Load({"algorithm.adv_estimator=gae", "critic.model.use_remove_padding=True",
+            "critic.model.fsdp_config.param_offload=False", "critic.ppo_micro_batch_size_per_gpu=4",
+            "critic.ppo_micro_batch_size=null", "critic.rollout_n=8", "critic.strategy=fsdp",
+            "data.dataloader_num_workers=8", "data.custom_cls.path=null", "algorithm.use_pf_ppo=False",
+            "actor_rollout_ref.rollout.multi_turn.enable=False", "actor_rollout_ref.rollout.calculate_log_probs=True"});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->recipe.critic().ppo_micro_batch_size_per_gpu(), 4);
+  EXPECT_EQ(loaded->ignored_verl_keys.size(), 10u);
+  EXPECT_THAT(Error({"actor_rollout_ref.rollout.multi_turn.enable=True"}),
+              HasSubstr("multi-turn rollouts with tools are not implemented (it may be false)"));
+  EXPECT_THAT(Error({"actor_rollout_ref.rollout.multi_turn.max_turns=3"}),
+              HasSubstr("unknown key 'rollout.multi_turn.max_turns'"));
+}
+
 TEST_F(VerlInertKeys, TheNestedYamlFormIsIgnoredWithItsLines) {
   const absl::StatusOr<LoadedRecipe> loaded = Load({},
                                                    "actor_rollout_ref:\n"
