@@ -6,6 +6,7 @@
 #include <cmath>
 #include <type_traits>
 
+#include "models/cuda/dependent_launch.cuh"
 #include "models/cuda/element_access.cuh"
 #include "models/cuda/rope_math.cuh"
 
@@ -15,8 +16,11 @@ namespace {
 using models::cuda::DispatchElementType;
 using models::cuda::ElementType;
 using models::cuda::FromFloat;
+using models::cuda::LaunchDependent;
+using models::cuda::LetDependentsStart;
 using models::cuda::RotateHalfElement;
 using models::cuda::ToFloat;
+using models::cuda::WaitForPriorKernels;
 
 constexpr int kStreams = 4;     // interleaved streams of key chunks, merged at the end
 constexpr int kChunk = 16;      // keys per warp iteration: two n-tiles of the score mma
@@ -279,7 +283,8 @@ constexpr int kResidentWarps = D <= 64 ? 16 : 8;
 // the streams merged in order at the end, so every kW gives bit-identical results;
 // warp w runs streams w, w + kW, ... one after another. kW trades the latency of one
 // (token, head) — the whole kernel when the grid fits the GPU in one wave — against
-// blocks' fixed costs overlapping when it does not (Launch picks it).
+// blocks' fixed costs overlapping when it does not (Launch picks it). Launched dependent
+// (models/cuda/dependent_launch.cuh).
 template <typename T, int D, bool kRotary, int kW>
 __global__ void __launch_bounds__(kW * 32, kResidentWarps<D> / kW) PagedAttentionMma(Args<T> a) {
   const int token = blockIdx.x, kv_head = blockIdx.y;
@@ -287,11 +292,16 @@ __global__ void __launch_bounds__(kW * 32, kResidentWarps<D> / kW) PagedAttentio
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   const int g = lane / 4, t = lane % 4;
 
-  // Loads that do not depend on the cache writes below come first, to overlap them.
+  // Loads that do not depend on the cache writes below come first, to overlap them. The
+  // step's tables are in place before its first kernel, never written by the kernel just
+  // before this one (the projection of q, or the cache write), so they are read before
+  // waiting for it.
   const int width = a.table_width != nullptr ? *a.table_width : a.max_blocks;
   const KvRows rows{a.block_tables + int64_t(a.token_rows[token]) * width,
                     a.positions[token] + 1, a.block_size, a.kv_heads, kv_head};
   int64_t slot = LaneSlot(rows, int64_t(warp) * kChunk, lane);  // the warp's first chunk
+  WaitForPriorKernels();
+  LetDependentsStart();
   uint4 q_slice[D / 32];
   LoadQuery<T, D, kRotary>(a, token, kv_head, group, lane, q_slice);
   if constexpr (kRotary) WriteRotatedKv<T, D, kW>(a, token, kv_head);
@@ -358,7 +368,7 @@ void Launch(const Args<T>& args, int64_t tokens, int64_t head_dim, cudaStream_t 
   const int64_t pairs = tokens * args.kv_heads;
   const int warps = resident >= 4 * pairs ? 4 : resident >= 2 * pairs ? 2 : 1;
   const dim3 grid(static_cast<unsigned>(tokens), static_cast<unsigned>(args.kv_heads));
-  auto launch = [&](auto kernel) { kernel<<<grid, warps * 32, 0, stream>>>(args); };
+  auto launch = [&](auto kernel) { LaunchDependent(kernel, grid, dim3(warps * 32), 0, stream, args); };
   if (head_dim == 64) {
     if (warps == 4) launch(PagedAttentionMma<T, 64, kRotary, 4>);
     if (warps == 2) launch(PagedAttentionMma<T, 64, kRotary, 2>);

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "engine/sampling_noise.h"
+#include "models/cuda/dependent_launch.cuh"
 #include "models/cuda/element_access.cuh"
 
 namespace rollout::engine::cuda {
@@ -18,8 +19,11 @@ constexpr int kThreads = 512;
 constexpr int kWarps = kThreads / 32;
 constexpr long long kNoToken = LLONG_MAX;  // ranks after every real token
 
+using models::cuda::LaunchDependent;
+using models::cuda::LetDependentsStart;
 using models::cuda::Pack;
 using models::cuda::ToFloat;
+using models::cuda::WaitForPriorKernels;
 
 // A candidate for the row's argmax.
 struct Best {
@@ -259,7 +263,8 @@ __device__ __forceinline__ void WriteDraw(const T* x, float t, RowState s, int64
 
 // Grid (rows, splits): block (row, k) scans the k-th of `splits` equal runs of the row's
 // packs. With one split it writes the draw; otherwise its state goes to
-// partials[row * splits + k] for MergeSplitsKernel.
+// partials[row * splits + k] for MergeSplitsKernel. Both kernels are launched dependent
+// (models/cuda/dependent_launch.cuh).
 template <typename T, int N>
 __global__ void __launch_bounds__(kThreads, 2)
     SampleUnfilteredKernel(const T* __restrict__ logits, const float* __restrict__ temperature,
@@ -268,6 +273,8 @@ __global__ void __launch_bounds__(kThreads, 2)
                            RowState* partials) {
   const int64_t row = blockIdx.x;
   const T* x = logits + row * vocab;
+  WaitForPriorKernels();
+  LetDependentsStart();
   const uint64_t key =
       SamplingStreamKey(static_cast<uint64_t>(seed[row]), static_cast<uint64_t>(step[row]));
   const int64_t packs = vocab / N, per_split = (packs + gridDim.y - 1) / gridDim.y;
@@ -289,6 +296,7 @@ __global__ void MergeSplitsKernel(const T* __restrict__ logits,
                                   const RowState* __restrict__ partials, int splits,
                                   int64_t vocab, int64_t* tokens, float* log_probs) {
   const int64_t row = blockIdx.x;
+  WaitForPriorKernels();
   RowState s = threadIdx.x < splits ? partials[row * splits + threadIdx.x]
                                     : RowState{{-INFINITY, kNoToken}, {-INFINITY, 0.f}};
   s = WarpReduce(s);
@@ -331,11 +339,12 @@ void SampleUnfiltered(const void* logits_in, const float* temperature, const int
   const T* logits = static_cast<const T*>(logits_in);
   const int splits = Splits<T, N>(rows, vocab);
   RowState* partials = static_cast<RowState*>(workspace);
-  SampleUnfilteredKernel<T, N><<<dim3(static_cast<unsigned>(rows), splits), kThreads, 0, stream>>>(
-      logits, temperature, seed, step, vocab, tokens, log_probs, partials);
+  LaunchDependent(SampleUnfilteredKernel<T, N>, dim3(static_cast<unsigned>(rows), splits),
+                  dim3(kThreads), 0, stream, logits, temperature, seed, step, vocab, tokens,
+                  log_probs, partials);
   if (splits > 1) {
-    MergeSplitsKernel<T><<<static_cast<unsigned>(rows), 32, 0, stream>>>(
-        logits, temperature, partials, splits, vocab, tokens, log_probs);
+    LaunchDependent(MergeSplitsKernel<T>, dim3(static_cast<unsigned>(rows)), dim3(32), 0, stream,
+                    logits, temperature, partials, splits, vocab, tokens, log_probs);
   }
 }
 

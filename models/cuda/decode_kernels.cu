@@ -3,6 +3,7 @@
 #include <cstdint>
 #include <initializer_list>
 
+#include "models/cuda/dependent_launch.cuh"
 #include "models/cuda/element_access.cuh"
 #include "models/cuda/rope_math.cuh"
 #include "models/cuda/swiglu_math.cuh"
@@ -45,7 +46,8 @@ __device__ __forceinline__ Pack<T, N> SumOfPartials(const float* __restrict__ pa
 // One block per row, thread t taking packs t, t + blockDim, ... The scaling pass reads
 // x again from where the first pass left it (the rounded sum, written by the same
 // thread, or the residual). kPartials: the delta is SumOfPartials(partials, ...), and
-// `delta` is unused.
+// `delta` is unused. Launched dependent (models/cuda/dependent_launch.cuh): every input
+// may come from the kernel before.
 template <typename T, int N, bool kPartials>
 __global__ void AddRmsNorm(const T* __restrict__ residual, const T* __restrict__ delta,
                            const float* __restrict__ partials, int splits,
@@ -59,6 +61,8 @@ __global__ void AddRmsNorm(const T* __restrict__ residual, const T* __restrict__
   const P* d = delta != nullptr ? reinterpret_cast<const P*>(delta) + row : nullptr;
   P* s = reinterpret_cast<P*>(sum) + row;
   const bool has_delta = kPartials || delta != nullptr;
+  WaitForPriorKernels();
+  LetDependentsStart();
   float squares = 0.f;
   for (int64_t c = threadIdx.x; c < packs; c += blockDim.x) {
     const P r_pack = r[c];
@@ -161,10 +165,10 @@ void LaunchAddRmsNormFrom(ElementType dtype, const void* residual, const void* d
     const int64_t packs = packed ? hidden / kPack : hidden;
     const int threads = static_cast<int>(packs >= 1024 ? 1024 : (packs + 31) / 32 * 32);
     auto launch = [&](auto kernel) {
-      kernel<<<static_cast<unsigned>(rows), threads, 0, stream>>>(
-          static_cast<const T*>(residual), static_cast<const T*>(delta), partials,
-          static_cast<int>(splits), static_cast<const T*>(weight), hidden, eps,
-          static_cast<T*>(sum), static_cast<T*>(normed));
+      LaunchDependent(kernel, dim3(static_cast<unsigned>(rows)), dim3(threads), 0, stream,
+                      static_cast<const T*>(residual), static_cast<const T*>(delta), partials,
+                      static_cast<int>(splits), static_cast<const T*>(weight), hidden, eps,
+                      static_cast<T*>(sum), static_cast<T*>(normed));
     };
     if (partials != nullptr) {
       packed ? launch(AddRmsNorm<T, kPack, true>) : launch(AddRmsNorm<T, 1, true>);

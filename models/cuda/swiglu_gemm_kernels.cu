@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "models/cuda/dependent_launch.cuh"
+
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #error "swiglu_gemm_kernels.cu uses wgmma and TMA: build it for sm_90a only"
 #endif
@@ -108,7 +110,9 @@ __device__ __forceinline__ void WgmmaCommitAndWait() {
 
 // Block (m, j): rows [64 m, 64 m + 64) of x against gate rows [kOutputs j, kOutputs (j +
 // 1)) and the up rows `width` further; thread 0 keeps every stage's TMA loads in flight
-// (one mbarrier a stage), the warpgroup multiplies the oldest.
+// (one mbarrier a stage), the warpgroup multiplies the oldest. Launched dependent
+// (models/cuda/dependent_launch.cuh): the first stages' weight loads are issued before
+// the wait for the kernel that writes x, so they overlap its tail.
 template <int kOutputs>
 __global__ void __launch_bounds__(kThreads)
     SwigluGemmKernel(const __grid_constant__ CUtensorMap x_map,
@@ -126,16 +130,24 @@ __global__ void __launch_bounds__(kThreads)
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
   }
   __syncthreads();
-  auto issue = [&](int stage, int block) {
+  // A stage's loads, counted on its mbarrier: the weight rows and the x rows.
+  auto issue_weights = [&](int stage, int block) {
     const uint32_t base = smem + stage * kStage, bar = SmemAddr(&full[stage]);
     const int k0 = block * kBK;
     MbarrierExpectBytes(bar, kStage);
-    TmaLoad(base, &x_map, k0, row0, bar);
     TmaLoad(base + kRows * kRowBytes, &weight_map, k0, out0, bar);
     TmaLoad(base + (kRows + kOutputs) * kRowBytes, &weight_map, k0, width + out0, bar);
   };
+  auto issue_x = [&](int stage, int block) {
+    TmaLoad(smem + stage * kStage, &x_map, block * kBK, row0, SmemAddr(&full[stage]));
+  };
   if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages && s < blocks; ++s) issue(s, s);
+    for (int s = 0; s < kStages && s < blocks; ++s) issue_weights(s, s);
+  }
+  WaitForPriorKernels();
+  LetDependentsStart();
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages && s < blocks; ++s) issue_x(s, s);
   }
 
   float acc[kOutputs];  // the 64 x (2 kOutputs) tile over 128 threads
@@ -150,7 +162,10 @@ __global__ void __launch_bounds__(kThreads)
     for (int k = 0; k < kBK / 16; ++k) Wgmma(acc, Descriptor(a + k * 32), Descriptor(b + k * 32));
     WgmmaCommitAndWait();
     __syncthreads();  // the whole warpgroup is done with the stage: refill it
-    if (threadIdx.x == 0 && block + kStages < blocks) issue(stage, block + kStages);
+    if (threadIdx.x == 0 && block + kStages < blocks) {
+      issue_weights(stage, block + kStages);
+      issue_x(stage, block + kStages);
+    }
   }
 
   // Warp w holds rows 16w..16w+15; for each 8-column block c, acc[4c + 2h + e] is row
@@ -239,9 +254,9 @@ bool Launch(const void* x, const void* weight, int64_t rows, int64_t in, int64_t
   }
   const dim3 grid(static_cast<unsigned>((rows + kRows - 1) / kRows),
                   static_cast<unsigned>(width / kOutputs));
-  SwigluGemmKernel<kOutputs><<<grid, kThreads, kSmemBytes<kOutputs>, stream>>>(
-      x_map, weight_map, static_cast<int>(rows), static_cast<int>(in), static_cast<int>(width),
-      static_cast<bf16*>(out));
+  LaunchDependent(SwigluGemmKernel<kOutputs>, grid, dim3(kThreads), kSmemBytes<kOutputs>, stream,
+                  x_map, weight_map, static_cast<int>(rows), static_cast<int>(in),
+                  static_cast<int>(width), static_cast<bf16*>(out));
   return true;
 }
 
