@@ -357,7 +357,7 @@ bool CausalLM::UsesGroup(std::initializer_list<const Linear*> linears, const at:
 at::Tensor CausalLM::ProjectGroup(std::initializer_list<const Linear*> linears,
                                   const at::Tensor& weight, const at::Tensor& bias,
                                   const at::Tensor& x) const {
-  at::Tensor out = at::linear(x, weight, bias);  // [N, sum of the layers' widths]
+  at::Tensor out = StepProduct(x, weight, bias);  // [N, sum of the layers' widths]
   int64_t column = 0;
   for (const Linear* linear : linears) {
     const int64_t width = linear->weight().size(0);
@@ -367,6 +367,14 @@ at::Tensor CausalLM::ProjectGroup(std::initializer_list<const Linear*> linears,
     column += width;
   }
   return out;
+}
+
+at::Tensor CausalLM::StepProduct(const at::Tensor& x, const at::Tensor& weight,
+                                 const at::Tensor& bias) const {
+#ifdef ROLLOUT_WITH_CUDA
+  if (FusedStep(x) && DecodeLinearApplies(x, weight, bias, 1)) return DecodeLinear(x, weight, bias);
+#endif
+  return at::linear(x, weight, bias);
 }
 
 std::pair<at::Tensor, at::Tensor> CausalLM::AddRmsNorm(const at::Tensor& residual,
@@ -393,9 +401,14 @@ std::pair<at::Tensor, at::Tensor> CausalLM::AddProjectedRmsNorm(const at::Tensor
     const int64_t in = x.size(-1);
     const int64_t slices = SplitKSlices(x.numel() / in, in);
     if (slices > 1) {
-      const at::Tensor partials =
-          SplitKPartials(x.reshape({-1, in}).contiguous(), plain->contiguous(), slices);
+      const at::Tensor rows = x.reshape({-1, in}).contiguous();
+      const at::Tensor partials = DecodeLinearApplies(rows, *plain, at::Tensor(), slices)
+                                      ? DecodeLinearPartials(rows, *plain, slices)
+                                      : SplitKPartials(rows, plain->contiguous(), slices);
       return FusedAddPartialsRmsNorm(residual, partials, weight, config_.rms_norm_eps);
+    }
+    if (DecodeLinearApplies(x, *plain, at::Tensor(), 1)) {
+      return AddRmsNorm(residual, DecodeLinear(x, *plain, at::Tensor()), weight);
     }
   }
 #endif

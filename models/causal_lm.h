@@ -166,6 +166,10 @@ class CausalLM {
   // in its layer's columns, rounded as Linear::Forward rounds it.
   at::Tensor ProjectGroup(std::initializer_list<const Linear*> linears, const at::Tensor& weight,
                           const at::Tensor& bias, const at::Tensor& x) const;
+  // at::linear(x, weight, bias); in the fused inference step, by the decode GEMM where it
+  // applies (models/fused_decode.h DecodeLinear).
+  at::Tensor StepProduct(const at::Tensor& x, const at::Tensor& weight,
+                         const at::Tensor& bias) const;
   at::Tensor RmsNorm(const at::Tensor& x, const at::Tensor& weight) const;
   at::Tensor Project(const Linear& linear, const at::Tensor& x) const;
   // Whether any of the layers adds an adapter term in the forward (enabled, unmerged).

@@ -6,6 +6,7 @@
 
 #include <vector>
 
+#include "models/cuda/decode_gemm_kernels.h"
 #include "models/cuda/decode_kernels.h"
 #include "models/cuda/swiglu_gemm_kernels.h"
 #include "models/fused_kernel_support.h"
@@ -129,6 +130,67 @@ at::Tensor FusedGateUpSwiglu(const at::Tensor& x_in, const at::Tensor& gate_up_w
   std::vector<int64_t> shape = x_in.sizes().vec();
   shape.back() = width;
   return out.view(shape);
+}
+
+bool DecodeLinearApplies(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                         int64_t slices) {
+  if (!x.is_cuda() || x.scalar_type() != at::kBFloat16 || weight.scalar_type() != at::kBFloat16 ||
+      weight.dim() != 2 || x.size(-1) != weight.size(1) || weight.device() != x.device()) {
+    return false;
+  }
+  if (bias.defined() && (slices != 1 || bias.scalar_type() != at::kBFloat16 ||
+                         bias.numel() != weight.size(0) || bias.device() != x.device())) {
+    return false;
+  }
+  const int64_t in = x.size(-1);
+  return cuda::DecodeGemmSupports(x.get_device(), x.numel() / in, in, weight.size(0), slices);
+}
+
+namespace {
+
+void CheckDecodeLinear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                       int64_t slices) {
+  TORCH_CHECK(DecodeLinearApplies(x, weight, bias, slices),
+              "decode GEMM: unsupported operands x ", x.sizes(), " ", x.scalar_type(),
+              ", weight ", weight.sizes(), " ", weight.scalar_type(), ", ", slices, " slices");
+}
+
+}  // namespace
+
+at::Tensor DecodeLinear(const at::Tensor& x_in, const at::Tensor& weight_in,
+                        const at::Tensor& bias_in) {
+  CheckDecodeLinear(x_in, weight_in, bias_in, 1);
+  const int64_t in = x_in.size(-1), out_width = weight_in.size(0);
+  const at::Tensor x = x_in.reshape({-1, in}).contiguous();
+  const at::Tensor weight = weight_in.contiguous();
+  const at::Tensor bias = bias_in.defined() ? bias_in.contiguous() : at::Tensor();
+  const c10::cuda::CUDAGuard guard(x.device());
+  at::Tensor out = at::empty({x.size(0), out_width}, x.options());
+  TORCH_CHECK(cuda::LaunchDecodeGemm(x.data_ptr(), weight.data_ptr(),
+                                     bias.defined() ? bias.data_ptr() : nullptr, x.size(0), in,
+                                     out_width, out.data_ptr(), at::cuda::getCurrentCUDAStream()),
+              "decode GEMM: the driver rejected the operands' tensor maps (x ", x.sizes(),
+              ", weight ", weight.sizes(), ")");
+  std::vector<int64_t> shape = x_in.sizes().vec();
+  shape.back() = out_width;
+  return out.view(shape);
+}
+
+at::Tensor DecodeLinearPartials(const at::Tensor& x_in, const at::Tensor& weight_in,
+                                int64_t slices) {
+  CheckDecodeLinear(x_in, weight_in, at::Tensor(), slices);
+  const int64_t in = x_in.size(-1), out_width = weight_in.size(0);
+  const at::Tensor x = x_in.reshape({-1, in}).contiguous();
+  const at::Tensor weight = weight_in.contiguous();
+  const c10::cuda::CUDAGuard guard(x.device());
+  at::Tensor partials =
+      at::empty({slices, x.size(0), out_width}, x.options().dtype(at::kFloat));
+  TORCH_CHECK(cuda::LaunchDecodeGemmPartials(x.data_ptr(), weight.data_ptr(), x.size(0), in,
+                                             out_width, slices, partials.data_ptr<float>(),
+                                             at::cuda::getCurrentCUDAStream()),
+              "decode GEMM: the driver rejected the operands' tensor maps (x ", x.sizes(),
+              ", weight ", weight.sizes(), ")");
+  return partials;
 }
 
 }  // namespace rollout::models

@@ -44,4 +44,19 @@ bool FusedGateUpSwigluApplies(const at::Tensor& x, const at::Tensor& gate_up_wei
 // the activation, which is rounded once (the two-kernel path rounds them first).
 at::Tensor FusedGateUpSwiglu(const at::Tensor& x, const at::Tensor& gate_up_weight);
 
+// Whether DecodeLinear (slices == 1) or DecodeLinearPartials takes x [..., in], weight
+// [out, in] and bias ([out] or undefined; DecodeLinear only): bfloat16 on one compute
+// capability 9.0 GPU, with the row counts and sizes models/cuda/decode_gemm_kernels.h
+// handles faster than cuBLAS.
+bool DecodeLinearApplies(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
+                         int64_t slices);
+
+// at::linear(x, weight, bias) -> [..., out] by the decode step's GEMM: float32 products,
+// the bias added before the one rounding.
+at::Tensor DecodeLinear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
+
+// SplitKPartials(x, weight, slices) (models/split_k_linear.h: float32 [slices, rows, out])
+// by the decode step's GEMM.
+at::Tensor DecodeLinearPartials(const at::Tensor& x, const at::Tensor& weight, int64_t slices);
+
 }  // namespace rollout::models

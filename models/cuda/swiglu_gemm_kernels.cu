@@ -6,6 +6,7 @@
 #include <cstdint>
 
 #include "models/cuda/dependent_launch.cuh"
+#include "models/cuda/hopper_gemm.cuh"
 
 #if defined(__CUDA_ARCH__) && !defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #error "swiglu_gemm_kernels.cu uses wgmma and TMA: build it for sm_90a only"
@@ -15,11 +16,23 @@ namespace rollout::models::cuda {
 namespace {
 
 using bf16 = __nv_bfloat16;
+using hopper::Descriptor;
+using hopper::EncodeMap;
+using hopper::kBK;
+using hopper::kRowBytes;
+using hopper::MbarrierExpectBytes;
+using hopper::MbarrierInit;
+using hopper::MbarrierWait;
+using hopper::SmemAddr;
+using hopper::TmaLoad;
+using hopper::Wgmma;
+using hopper::FenceAccumulator;
+using hopper::WgmmaCommit;
+using hopper::WgmmaWait;
+using hopper::WgmmaFence;
 
-constexpr int kRows = 64;    // x rows a block: one warpgroup's wgmma M
-constexpr int kBK = 64;      // inner elements a stage: one 128-byte swizzle row
-constexpr int kRowBytes = kBK * 2;
-constexpr int kThreads = 128;
+constexpr int kRows = hopper::kTileRows;
+constexpr int kThreads = hopper::kWarpgroupThreads;
 
 // A block's outputs (kOutputs gate and the kOutputs matching up rows of the weight: the
 // wgmma's N is twice that) and its stages in flight, by row count. Measured on an H200
@@ -31,82 +44,6 @@ template <int kOutputs> constexpr int kStagesFor = kOutputs == 32 ? 4 : 3;
 template <int kOutputs> constexpr int kStageBytes = (kRows + 2 * kOutputs) * kRowBytes;
 template <int kOutputs>
 constexpr int kSmemBytes = kStagesFor<kOutputs> * kStageBytes<kOutputs> + 1024;  // + alignment
-
-__device__ __forceinline__ uint32_t SmemAddr(const void* p) {
-  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
-}
-
-// wgmma descriptor of a K-major operand in 128-byte-swizzled rows (8-row groups 1024
-// bytes apart), starting at shared address `addr`.
-__device__ __forceinline__ uint64_t Descriptor(uint32_t addr) {
-  return uint64_t((addr & 0x3FFFF) >> 4) | (uint64_t(1) << 16) | (uint64_t(1024 >> 4) << 32) |
-         (uint64_t(1) << 62);
-}
-
-__device__ __forceinline__ void MbarrierInit(uint32_t bar) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(bar));
-}
-__device__ __forceinline__ void MbarrierExpectBytes(uint32_t bar, int bytes) {
-  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes)
-               : "memory");
-}
-__device__ __forceinline__ void MbarrierWait(uint32_t bar, int parity) {
-  asm volatile(
-      "{\n"
-      ".reg .pred done;\n"
-      "WAIT_%=:\n"
-      "mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
-      "@!done bra WAIT_%=;\n"
-      "}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
-
-// The box {64 inner elements, box rows} at (k0, row0) of `map` into shared `dst`,
-// counted on mbarrier `bar`. Rows past the tensor arrive as zeros.
-__device__ __forceinline__ void TmaLoad(uint32_t dst, const CUtensorMap* map, int k0, int row0,
-                                        uint32_t bar) {
-  asm volatile(
-      "cp.async.bulk.tensor.2d.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1, "
-      "{%2, %3}], [%4];\n" ::"r"(dst),
-      "l"(reinterpret_cast<uint64_t>(map)), "r"(k0), "r"(row0), "r"(bar)
-      : "memory");
-}
-
-// d += A * B for A 64 x 16 and B 128 x 16 (both K-major in shared memory), d 64 x 128
-// float32 across the warpgroup.
-__device__ __forceinline__ void Wgmma(float (&d)[64], uint64_t desc_a, uint64_t desc_b) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %66, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n128k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31, %32, %33, %34, %35, %36, %37, %38, %39, %40, %41, %42, %43, %44, %45, %46, %47, %48, %49, %50, %51, %52, %53, %54, %55, %56, %57, %58, %59, %60, %61, %62, %63}, %64, %65, p, 1, 1, 0, 0;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31]), "+f"(d[32]), "+f"(d[33]), "+f"(d[34]), "+f"(d[35]), "+f"(d[36]), "+f"(d[37]), "+f"(d[38]), "+f"(d[39]), "+f"(d[40]), "+f"(d[41]), "+f"(d[42]), "+f"(d[43]), "+f"(d[44]), "+f"(d[45]), "+f"(d[46]), "+f"(d[47]), "+f"(d[48]), "+f"(d[49]), "+f"(d[50]), "+f"(d[51]), "+f"(d[52]), "+f"(d[53]), "+f"(d[54]), "+f"(d[55]), "+f"(d[56]), "+f"(d[57]), "+f"(d[58]), "+f"(d[59]), "+f"(d[60]), "+f"(d[61]), "+f"(d[62]), "+f"(d[63])
-      : "l"(desc_a), "l"(desc_b), "r"(1));
-}
-
-// The same for B 64 x 16, d 64 x 64.
-__device__ __forceinline__ void Wgmma(float (&d)[32], uint64_t desc_a, uint64_t desc_b) {
-  asm volatile(
-      "{\n"
-      ".reg .pred p;\n"
-      "setp.ne.b32 p, %34, 0;\n"
-      "wgmma.mma_async.sync.aligned.m64n64k16.f32.bf16.bf16 "
-      "{%0, %1, %2, %3, %4, %5, %6, %7, %8, %9, %10, %11, %12, %13, %14, %15, %16, %17, %18, %19, %20, %21, %22, %23, %24, %25, %26, %27, %28, %29, %30, %31}, %32, %33, p, 1, 1, 0, 0;\n"
-      "}\n"
-      : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3]), "+f"(d[4]), "+f"(d[5]), "+f"(d[6]), "+f"(d[7]), "+f"(d[8]), "+f"(d[9]), "+f"(d[10]), "+f"(d[11]), "+f"(d[12]), "+f"(d[13]), "+f"(d[14]), "+f"(d[15]), "+f"(d[16]), "+f"(d[17]), "+f"(d[18]), "+f"(d[19]), "+f"(d[20]), "+f"(d[21]), "+f"(d[22]), "+f"(d[23]), "+f"(d[24]), "+f"(d[25]), "+f"(d[26]), "+f"(d[27]), "+f"(d[28]), "+f"(d[29]), "+f"(d[30]), "+f"(d[31])
-      : "l"(desc_a), "l"(desc_b), "r"(1));
-}
-
-__device__ __forceinline__ void WgmmaFence() {
-  asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory");
-}
-__device__ __forceinline__ void WgmmaCommitAndWait() {
-  asm volatile("wgmma.commit_group.sync.aligned;\nwgmma.wait_group.sync.aligned 0;\n" ::
-                   : "memory");
-}
 
 // Block (m, j): rows [64 m, 64 m + 64) of x against gate rows [kOutputs j, kOutputs (j +
 // 1)) and the up rows `width` further; thread 0 keeps every stage's TMA loads in flight
@@ -160,13 +97,21 @@ __global__ void __launch_bounds__(kThreads)
     WgmmaFence();
 #pragma unroll
     for (int k = 0; k < kBK / 16; ++k) Wgmma(acc, Descriptor(a + k * 32), Descriptor(b + k * 32));
-    WgmmaCommitAndWait();
-    __syncthreads();  // the whole warpgroup is done with the stage: refill it
-    if (threadIdx.x == 0 && block + kStages < blocks) {
-      issue_weights(stage, block + kStages);
-      issue_x(stage, block + kStages);
+    WgmmaCommit();
+    // Once the previous block's products are done (this one's may still run), refill its
+    // stage; the products of consecutive blocks overlap.
+    const int refill = block - 1 + kStages;
+    if (block > 0 && refill < blocks) {
+      WgmmaWait<1>();
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        issue_weights((block - 1) % kStages, refill);
+        issue_x((block - 1) % kStages, refill);
+      }
     }
   }
+  WgmmaWait<0>();
+  FenceAccumulator(acc);
 
   // Warp w holds rows 16w..16w+15; for each 8-column block c, acc[4c + 2h + e] is row
   // lane/4 + 8h, column 8c + 2(lane % 4) + e. The first kOutputs columns are gate
@@ -194,49 +139,11 @@ __global__ void __launch_bounds__(kThreads)
   }
 }
 
-using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,
-                                 const cuuint64_t*, const cuuint64_t*, const cuuint32_t*,
-                                 const cuuint32_t*, CUtensorMapInterleave, CUtensorMapSwizzle,
-                                 CUtensorMapL2promotion, CUtensorMapFloatOOBfill);
-
-// The driver's tensor-map encoder, through the runtime (no link against libcuda);
-// nullptr where the driver has none.
-EncodeTiled TensorMapEncoder() {
-  static const EncodeTiled encoder = [] {
-    void* fn = nullptr;
-    cudaDriverEntryPointQueryResult found;
-    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault,
-                                         &found) != cudaSuccess ||
-        found != cudaDriverEntryPointSuccess) {
-      return EncodeTiled{nullptr};
-    }
-    return reinterpret_cast<EncodeTiled>(fn);
-  }();
-  return encoder;
-}
-
-// A [rows, in] bfloat16 matrix read in boxes of {64, box_rows}, 128-byte swizzled.
-bool EncodeMap(const void* base, int64_t rows, int64_t in, int box_rows, CUtensorMap* map) {
-  const cuuint64_t dims[2] = {cuuint64_t(in), cuuint64_t(rows)};
-  const cuuint64_t strides[1] = {cuuint64_t(in) * 2};
-  const cuuint32_t box[2] = {cuuint32_t(kBK), cuuint32_t(box_rows)};
-  const cuuint32_t element_strides[2] = {1, 1};
-  return TensorMapEncoder()(map, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16, 2, const_cast<void*>(base),
-                            dims, strides, box, element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                            CU_TENSOR_MAP_SWIZZLE_128B, CU_TENSOR_MAP_L2_PROMOTION_L2_256B,
-                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE) == CUDA_SUCCESS;
-}
-
 }  // namespace
 
 bool SwigluGemmSupports(int device, int64_t rows, int64_t in, int64_t width) {
-  int major = 0, minor = 0;
-  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device) != cudaSuccess ||
-      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device) != cudaSuccess) {
-    return false;
-  }
-  return major == 9 && minor == 0 && TensorMapEncoder() != nullptr && in % kBK == 0 &&
-         width % 64 == 0 && rows >= kMinRows && rows <= kMaxRows;
+  return hopper::DeviceSupports(device) && in % kBK == 0 && width % 64 == 0 &&
+         rows >= kMinRows && rows <= kMaxRows;
 }
 
 namespace {
