@@ -399,16 +399,16 @@ std::pair<at::Tensor, at::Tensor> CausalLM::AddProjectedRmsNorm(const at::Tensor
   const bool half = x.scalar_type() == at::kBFloat16 || x.scalar_type() == at::kHalf;
   if (FusedStep(x) && half && plain != nullptr && !linear.bias().defined()) {
     const int64_t in = x.size(-1);
-    const int64_t slices = SplitKSlices(x.numel() / in, in);
-    if (slices > 1) {
-      const at::Tensor rows = x.reshape({-1, in}).contiguous();
-      const at::Tensor partials = DecodeLinearApplies(rows, *plain, at::Tensor(), slices)
-                                      ? DecodeLinearPartials(rows, *plain, slices)
-                                      : SplitKPartials(rows, plain->contiguous(), slices);
-      return FusedAddPartialsRmsNorm(residual, partials, weight, config_.rms_norm_eps);
-    }
-    if (DecodeLinearApplies(x, *plain, at::Tensor(), 1)) {
+    const at::Tensor rows = x.reshape({-1, in}).contiguous();
+    if (const int64_t slices = DecodeLinearSlices(rows, *plain); slices == 1) {
       return AddRmsNorm(residual, DecodeLinear(x, *plain, at::Tensor()), weight);
+    } else if (slices > 1) {
+      return FusedAddPartialsRmsNorm(residual, DecodeLinearPartials(rows, *plain, slices), weight,
+                                     config_.rms_norm_eps);
+    }
+    if (const int64_t slices = SplitKSlices(rows.size(0), in); slices > 1) {
+      return FusedAddPartialsRmsNorm(residual, SplitKPartials(rows, plain->contiguous(), slices),
+                                     weight, config_.rms_norm_eps);
     }
   }
 #endif

@@ -146,6 +146,13 @@ bool DecodeLinearApplies(const at::Tensor& x, const at::Tensor& weight, const at
   return cuda::DecodeGemmSupports(x.get_device(), x.numel() / in, in, weight.size(0), slices);
 }
 
+int64_t DecodeLinearSlices(const at::Tensor& x, const at::Tensor& weight) {
+  for (const int64_t slices : {1, 2, 4, 8}) {
+    if (DecodeLinearApplies(x, weight, at::Tensor(), slices)) return slices;
+  }
+  return 0;
+}
+
 namespace {
 
 void CheckDecodeLinear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,

@@ -55,6 +55,11 @@ bool DecodeLinearApplies(const at::Tensor& x, const at::Tensor& weight, const at
 // the bias added before the one rounding.
 at::Tensor DecodeLinear(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias);
 
+// How the decode step's GEMM takes x [..., in] times weight [out, in]^T (no bias): 1 in
+// one run (DecodeLinear), 2, 4 or 8 in that many split-K slices (DecodeLinearPartials),
+// the fewest that keep each slice's run short; 0 where it does not apply.
+int64_t DecodeLinearSlices(const at::Tensor& x, const at::Tensor& weight);
+
 // SplitKPartials(x, weight, slices) (models/split_k_linear.h: float32 [slices, rows, out])
 // by the decode step's GEMM.
 at::Tensor DecodeLinearPartials(const at::Tensor& x, const at::Tensor& weight, int64_t slices);

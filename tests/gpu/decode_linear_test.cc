@@ -116,5 +116,18 @@ TEST(DecodeLinear, AppliesOnlyToBFloat16DecodeSizes) {
   EXPECT_THROW(DecodeLinear(at::zeros({32, 896}, Bf16()), weight, bias), c10::Error);
 }
 
+TEST(DecodeLinear, SlicesOnlyLongInnerDimensions) {
+  if (!OnHopper()) GTEST_SKIP() << "needs a compute capability 9.0 GPU";
+  const at::Tensor hidden = at::zeros({896, 896}, Bf16());
+  const at::Tensor down = at::zeros({896, 4864}, Bf16());
+  EXPECT_EQ(DecodeLinearSlices(at::zeros({256, 896}, Bf16()), hidden), 1);  // 14 stages
+  for (const int64_t rows : {64, 256}) {  // 76 stages: four runs of 19
+    EXPECT_EQ(DecodeLinearSlices(at::zeros({rows, 4864}, Bf16()), down), 4) << rows << " rows";
+  }
+  EXPECT_EQ(DecodeLinearSlices(at::zeros({32, 4864}, Bf16()), down), 0);
+  EXPECT_EQ(DecodeLinearSlices(at::zeros({256, 896}, Bf16()).to(at::kHalf), hidden.to(at::kHalf)),
+            0);
+}
+
 }  // namespace
 }  // namespace rollout::models
