@@ -267,6 +267,11 @@ absl::Status LayerApplier::ApplyList(const YAML::Node& value, const YAML::Mark& 
   } else {
     return WrongType(key, mark, of_messages ? "a list of maps" : "a list", value);
   }
+  if (const int size = ListSize(field); size > 0 && static_cast<int>(elements.size()) != size) {
+    return absl::InvalidArgumentError(absl::StrCat("'", key, "' ", Where(mark),
+                                                   " must be a list of ", size, " values, got ",
+                                                   elements.size()));
+  }
   const std::vector<std::string> defaults = DefaultList(field);
   if (elements.empty() && !defaults.empty()) {
     // An empty list would print as the default and so not survive RecipeToYaml.

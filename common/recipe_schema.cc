@@ -7,7 +7,9 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "common/check.h"
 #include "common/edit_distance.h"
+#include "common/recipe_values.h"
 #include "proto/recipe.pb.h"
 #include "proto/schema_options.pb.h"
 
@@ -134,6 +136,10 @@ std::vector<std::string> DefaultList(const FieldDescriptor* field) {
   return absl::StrSplit(field->options().GetExtension(default_list), ',', absl::SkipEmpty());
 }
 
+int ListSize(const FieldDescriptor* field) {
+  return field->options().HasExtension(list_size) ? field->options().GetExtension(list_size) : 0;
+}
+
 bool SchemaHasField(const Descriptor* type,
                     const std::function<bool(const FieldDescriptor*)>& predicate) {
   for (int i = 0; i < type->field_count(); ++i) {
@@ -157,7 +163,9 @@ void ApplyDefaultLists(Message* message) {
     if (field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE) {
       if (has_default_list(field) && reflection->FieldSize(*message, field) == 0) {
         for (const std::string& element : DefaultList(field)) {
-          reflection->AddString(message, field, element);
+          const absl::Status added = SetScalarFromText(message, field, element, field->full_name(),
+                                                       "in its (default_list)");
+          ROLLOUT_CHECK(added.ok()) << added.message();
         }
       }
     } else if (field->is_repeated()) {

@@ -51,6 +51,9 @@ absl::Status UnknownKeyError(const std::string& parent_key, const std::string& n
 // The elements of the field's (default_list); empty when it has none.
 std::vector<std::string> DefaultList(const google::protobuf::FieldDescriptor* field);
 
+// The number of elements a value of the repeated field must have ((list_size)); 0: any.
+int ListSize(const google::protobuf::FieldDescriptor* field);
+
 // Whether `type` or any message below it has a field for which `predicate` holds.
 bool SchemaHasField(const google::protobuf::Descriptor* type,
                     const std::function<bool(const google::protobuf::FieldDescriptor*)>& predicate);

@@ -1,5 +1,7 @@
 #include "workers/role_options.h"
 
+#include "common/check.h"
+
 namespace rollout::workers {
 
 c10::ScalarType DtypeOf(const std::string& name) {
@@ -9,8 +11,14 @@ c10::ScalarType DtypeOf(const std::string& name) {
 AdamWOptions AdamWFrom(const config::OptimConfig& optim) {
   AdamWOptions adamw;
   adamw.lr = optim.lr();
-  adamw.beta1 = optim.beta1();
-  adamw.beta2 = optim.beta2();
+  // A loaded recipe has two (the loader fills the default and checks the size); a
+  // recipe built in code may leave them out for AdamWOptions' defaults.
+  ROLLOUT_CHECK(optim.betas_size() == 0 || optim.betas_size() == 2)
+      << "optim.betas must hold [beta1, beta2], got " << optim.betas_size() << " values";
+  if (optim.betas_size() == 2) {
+    adamw.beta1 = optim.betas(0);
+    adamw.beta2 = optim.betas(1);
+  }
   adamw.eps = optim.eps();
   adamw.weight_decay = optim.weight_decay();
   return adamw;

@@ -330,6 +330,19 @@ TEST_F(RecipeLoader, DefaultListAppliesUntilALayerSetsTheList) {
                 ":2 must not be empty; leave it out or write null for the default [console]");
 }
 
+TEST_F(RecipeLoader, AdamBetasAreVerlsListOfTwo) {
+  const LoadedRecipe defaults = LoadOk(files_.Write("a.yaml", ""));
+  EXPECT_THAT(defaults.recipe.actor().optim().betas(), ::testing::ElementsAre(0.9, 0.999));
+  EXPECT_THAT(defaults.recipe.critic().optim().betas(), ::testing::ElementsAre(0.9, 0.999));
+  const LoadedRecipe set =
+      LoadOk(files_.Write("b.yaml", ""), {"actor_rollout_ref.actor.optim.betas=[0.9,0.95]"});
+  EXPECT_THAT(set.recipe.actor().optim().betas(), ::testing::ElementsAre(0.9, 0.95));
+  EXPECT_EQ(LoadError("actor:\n  optim:\n    betas: [0.9]\n"),
+            "'actor.optim.betas' at " + path_ + ":3 must be a list of 2 values, got 1");
+  EXPECT_EQ(LoadError("actor:\n  optim:\n    betas: [0.9, 1.5]\n"),
+            "'actor.optim.betas' at " + path_ + ":3 must be <= 1, got 1.5");
+}
+
 TEST_F(RecipeLoader, SourcesNameTheLayerThatSetEachKey) {
   const std::string path = files_.Write("r.yaml", "rollout:\n  n: 8\n  top_k: 5\n");
   const LoadedRecipe loaded = LoadOk(path, {"rollout.top_k=7"});
