@@ -26,8 +26,17 @@ absl::Status CheckLoggers(const MetricsLoggerOptions& options) {
   for (const std::string& name : options.loggers) {
     const std::vector<std::string>& supported = SupportedLoggers();
     if (std::find(supported.begin(), supported.end(), name) == supported.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "unknown trainer.logger '", name, "'; supported: ", absl::StrJoin(supported, ", ")));
+      // verl's example scripts log to wandb; its importer reads our TensorBoard files.
+      const std::string wandb_hint =
+          name != "wandb" ? ""
+                          : absl::StrCat(" (for wandb: add tensorboard to trainer.logger, then "
+                                         "`wandb sync --sync-tensorboard ",
+                                         options.tensorboard_dir.empty() ? "<tensorboard dir>"
+                                                                         : options.tensorboard_dir,
+                                         "`)");
+      return absl::InvalidArgumentError(absl::StrCat("unknown trainer.logger '", name,
+                                                     "'; supported: ", absl::StrJoin(supported, ", "),
+                                                     wandb_hint));
     }
     if (!seen.insert(name).second) {
       return absl::InvalidArgumentError(absl::StrCat("trainer.logger lists '", name, "' twice"));

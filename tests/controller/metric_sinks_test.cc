@@ -208,10 +208,16 @@ TEST(MetricsLogger, UnknownLoggerNamesTheSupportedOnes) {
   MetricsLoggerOptions options;
   options.console = &out;
   options.loggers = {"console", "wandb"};
+  options.tensorboard_dir = "tensorboard_log/p/e";
   absl::StatusOr<std::unique_ptr<MetricsLogger>> logger = MetricsLogger::Create(options);
   ASSERT_EQ(logger.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(logger.status().message(),
-            "unknown trainer.logger 'wandb'; supported: console, jsonl, tensorboard");
+            "unknown trainer.logger 'wandb'; supported: console, jsonl, tensorboard (for wandb: "
+            "add tensorboard to trainer.logger, then `wandb sync --sync-tensorboard "
+            "tensorboard_log/p/e`)");
+  options.loggers = {"mlflow"};
+  EXPECT_EQ(MetricsLogger::Create(options).status().message(),
+            "unknown trainer.logger 'mlflow'; supported: console, jsonl, tensorboard");
 }
 
 TEST(MetricsLogger, BadLoggerListCreatesNoFiles) {
