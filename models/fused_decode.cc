@@ -4,6 +4,7 @@
 #include <ATen/cuda/CUDAContext.h>
 #include <c10/cuda/CUDAGuard.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "models/cuda/decode_gemm_kernels.h"
@@ -14,6 +15,12 @@
 namespace rollout::models {
 
 namespace {
+
+// Whether a kernel that reads `t` (after .contiguous(), which copies only what is not
+// contiguous: a copy starts aligned) finds it `bytes`-aligned; TMA tensor maps need 16.
+bool AlignedForKernel(const at::Tensor& t, uintptr_t bytes) {
+  return !t.is_contiguous() || reinterpret_cast<uintptr_t>(t.data_ptr()) % bytes == 0;
+}
 
 // The norm's weight: [hidden] in the residual's dtype.
 void CheckNormWeight(const at::Tensor& weight, const at::Tensor& residual) {
@@ -105,7 +112,8 @@ bool FusedGateUpSwigluApplies(const at::Tensor& x, const at::Tensor& gate_up_wei
   if (!x.is_cuda() || x.scalar_type() != at::kBFloat16 ||
       gate_up_weight.scalar_type() != at::kBFloat16 || gate_up_weight.dim() != 2 ||
       gate_up_weight.size(0) % 2 != 0 || x.size(-1) != gate_up_weight.size(1) ||
-      gate_up_weight.device() != x.device()) {
+      gate_up_weight.device() != x.device() || !AlignedForKernel(x, 16) ||
+      !AlignedForKernel(gate_up_weight, 16)) {
     return false;
   }
   const int64_t in = x.size(-1);
@@ -135,11 +143,13 @@ at::Tensor FusedGateUpSwiglu(const at::Tensor& x_in, const at::Tensor& gate_up_w
 bool DecodeLinearApplies(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                          int64_t slices) {
   if (!x.is_cuda() || x.scalar_type() != at::kBFloat16 || weight.scalar_type() != at::kBFloat16 ||
-      weight.dim() != 2 || x.size(-1) != weight.size(1) || weight.device() != x.device()) {
+      weight.dim() != 2 || x.size(-1) != weight.size(1) || weight.device() != x.device() ||
+      !AlignedForKernel(x, 16) || !AlignedForKernel(weight, 16)) {
     return false;
   }
   if (bias.defined() && (slices != 1 || bias.scalar_type() != at::kBFloat16 ||
-                         bias.numel() != weight.size(0) || bias.device() != x.device())) {
+                         bias.numel() != weight.size(0) || bias.device() != x.device() ||
+                         !AlignedForKernel(bias, 4))) {  // read in pairs
     return false;
   }
   const int64_t in = x.size(-1);

@@ -35,8 +35,9 @@ std::pair<at::Tensor, at::Tensor> FusedRopeQk(const at::Tensor& qkv, const at::T
 at::Tensor FusedSwigluHalves(const at::Tensor& gate_up);
 
 // Whether FusedGateUpSwiglu takes x [..., in] and gate_up_weight [2 * width, in]: both
-// bfloat16 on a compute capability 9.0 GPU, and sizes and a row count its kernel handles
-// faster than a GEMM plus FusedSwigluHalves (models/cuda/swiglu_gemm_kernels.h).
+// bfloat16 on a compute capability 9.0 GPU, 16-byte aligned, and sizes and a row count
+// its kernel handles faster than a GEMM plus FusedSwigluHalves
+// (models/cuda/swiglu_gemm_kernels.h).
 bool FusedGateUpSwigluApplies(const at::Tensor& x, const at::Tensor& gate_up_weight);
 
 // x [..., in] and gate_up_weight [2 * width, in] (gate rows, then up rows, no bias) ->
@@ -46,8 +47,8 @@ at::Tensor FusedGateUpSwiglu(const at::Tensor& x, const at::Tensor& gate_up_weig
 
 // Whether DecodeLinear (slices == 1) or DecodeLinearPartials takes x [..., in], weight
 // [out, in] and bias ([out] or undefined; DecodeLinear only): bfloat16 on one compute
-// capability 9.0 GPU, with the row counts and sizes models/cuda/decode_gemm_kernels.h
-// handles faster than cuBLAS.
+// capability 9.0 GPU, 16-byte aligned, with the row counts and sizes
+// models/cuda/decode_gemm_kernels.h handles faster than cuBLAS.
 bool DecodeLinearApplies(const at::Tensor& x, const at::Tensor& weight, const at::Tensor& bias,
                          int64_t slices);
 

@@ -107,6 +107,10 @@ TEST(DecodeLinear, AppliesOnlyToBFloat16DecodeSizes) {
                                    at::Tensor(), 1));
   EXPECT_FALSE(DecodeLinearApplies(x, weight, bias.to(at::kFloat), 1));
   EXPECT_FALSE(DecodeLinearApplies(x, weight, bias, 2));  // partials take no bias
+  // A contiguous view 2 bytes into its storage: no tensor map can address it.
+  const at::Tensor misaligned =
+      at::zeros({256 * 896 + 1}, Bf16()).narrow(0, 1, 256 * 896).view({256, 896});
+  EXPECT_FALSE(DecodeLinearApplies(misaligned, weight, bias, 1));
   // The down projection: 76 stages in one run are too long; four slices of 19 are not.
   const at::Tensor down_x = at::zeros({256, 4864}, Bf16());
   const at::Tensor down = at::zeros({896, 4864}, Bf16());
