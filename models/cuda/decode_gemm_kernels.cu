@@ -20,16 +20,10 @@ using hopper::Descriptor;
 using hopper::EncodeMap;
 using hopper::kBK;
 using hopper::kRowBytes;
-using hopper::MbarrierExpectBytes;
-using hopper::MbarrierInit;
-using hopper::MbarrierWait;
 using hopper::SmemAddr;
 using hopper::TmaLoad;
 using hopper::Wgmma;
 using hopper::FenceAccumulator;
-using hopper::WgmmaCommit;
-using hopper::WgmmaWait;
-using hopper::WgmmaFence;
 
 constexpr int kRows = hopper::kTileRows;
 constexpr int kThreads = hopper::kWarpgroupThreads;
@@ -43,10 +37,9 @@ template <int kOutputs, int kStages>
 constexpr int kSmemBytes = kStages * kStageBytes<kOutputs> + 1024;  // + alignment
 
 // Block (m, j, s): rows [64 m, 64 m + 64) of x against weight rows [kOutputs j, kOutputs
-// (j + 1)) over the stages [s slice_stages, (s + 1) slice_stages) of the inner dimension;
-// thread 0 keeps kStages stages of TMA loads in flight (one mbarrier a stage), the
-// warpgroup multiplies the oldest. Launched dependent: the first stages' weight loads are
-// issued before waiting for the kernel that writes x. kPartials: `out` is float32
+// (j + 1)) over the stages [s slice_stages, (s + 1) slice_stages) of the inner dimension,
+// through hopper::RunStagePipeline with kStages stages. Launched dependent: the first
+// stages' weight loads are issued before waiting for the kernel that writes x. kPartials: `out` is float32
 // [slices, rows, out_width] and slice s writes its own plane; else `out` is bfloat16
 // [rows, out_width] and the bias (if any) is added before the one rounding.
 template <int kOutputs, bool kPartials, int kStages>
@@ -61,53 +54,24 @@ __global__ void __launch_bounds__(kThreads)
   const int row0 = blockIdx.x * kRows, out0 = blockIdx.y * kOutputs, slice = blockIdx.z;
   const int first = slice * slice_stages;
 
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) MbarrierInit(SmemAddr(&full[s]));
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
-  __syncthreads();
-  // A stage's loads, counted on its mbarrier: the weight rows, then the x rows.
-  auto issue_weights = [&](int stage, int step) {
-    const uint32_t base = smem + stage * kStage, bar = SmemAddr(&full[stage]);
-    MbarrierExpectBytes(bar, kStage);
-    TmaLoad(base + kRows * kRowBytes, &weight_map, (first + step) * kBK, out0, bar);
-  };
-  auto issue_x = [&](int stage, int step) {
-    TmaLoad(smem + stage * kStage, &x_map, (first + step) * kBK, row0, SmemAddr(&full[stage]));
-  };
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages && s < slice_stages; ++s) issue_weights(s, s);
-  }
-  WaitForPriorKernels();
-  LetDependentsStart();
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages && s < slice_stages; ++s) issue_x(s, s);
-  }
-
+  // A stage: the x rows, then the weight rows.
   float acc[kOutputs / 2];  // the 64 x kOutputs tile over 128 threads
 #pragma unroll
   for (int i = 0; i < kOutputs / 2; ++i) acc[i] = 0.f;
-  for (int step = 0; step < slice_stages; ++step) {
-    const int stage = step % kStages;
-    MbarrierWait(SmemAddr(&full[stage]), (step / kStages) & 1);
-    const uint32_t a = smem + stage * kStage, b = a + kRows * kRowBytes;
-    WgmmaFence();
+  hopper::RunStagePipeline<kStages, kStage>(
+      full, slice_stages,
+      [&](int stage, int step, uint32_t bar) {
+        TmaLoad(smem + stage * kStage + kRows * kRowBytes, &weight_map, (first + step) * kBK,
+                out0, bar);
+      },
+      [&](int stage, int step, uint32_t bar) {
+        TmaLoad(smem + stage * kStage, &x_map, (first + step) * kBK, row0, bar);
+      },
+      [&](int stage) {
+        const uint32_t a = smem + stage * kStage, b = a + kRows * kRowBytes;
 #pragma unroll
-    for (int k = 0; k < kBK / 16; ++k) Wgmma(acc, Descriptor(a + k * 32), Descriptor(b + k * 32));
-    WgmmaCommit();
-    // Once the previous step's products are done (this one's may still run), refill its
-    // stage; the products of consecutive steps overlap.
-    const int refill = step - 1 + kStages;
-    if (step > 0 && refill < slice_stages) {
-      WgmmaWait<1>();
-      __syncthreads();
-      if (threadIdx.x == 0) {
-        issue_weights((step - 1) % kStages, refill);
-        issue_x((step - 1) % kStages, refill);
-      }
-    }
-  }
-  WgmmaWait<0>();
+        for (int k = 0; k < kBK / 16; ++k) Wgmma(acc, Descriptor(a + k * 32), Descriptor(b + k * 32));
+      });
   FenceAccumulator(acc);
 
   // Accumulator layout: models/cuda/hopper_gemm.cuh.

@@ -14,6 +14,8 @@
 
 #include <cstdint>
 
+#include "models/cuda/dependent_launch.cuh"
+
 namespace rollout::models::cuda::hopper {
 
 constexpr int kBK = 64;       // inner elements a stage: one 128-byte swizzle row
@@ -121,6 +123,63 @@ template <int N>
 __device__ __forceinline__ void FenceAccumulator(float (&d)[N]) {
 #pragma unroll
   for (int i = 0; i < N; ++i) asm volatile("" : "+f"(d[i])::"memory");
+}
+
+// The k-loop of a block of 128 threads (one warpgroup) over `steps` k-steps, with
+// kStages shared-memory stages of kStageBytes each, one mbarrier a stage in `full`
+// (shared, uninitialised). Thread 0 keeps every stage's TMA loads in flight and refills
+// a stage once the products that read it are done; the products of consecutive steps
+// overlap (the warpgroup waits only for the group before the current one). For a
+// kernel launched dependent (models/cuda/dependent_launch.cuh): each stage's weight
+// loads are issued before WaitForPriorKernels, the activation loads after it.
+//   issue_weights(stage, step, bar), issue_activations(stage, step, bar): thread 0's TMA
+//     loads of the step into stage `stage`, counted on mbarrier `bar` (whose expected
+//     bytes, the whole stage, the pipeline sets);
+//   multiply(stage): the warpgroup's wgmmas on stage `stage` (fenced and committed here).
+// Returns with every product finished; read the accumulators after FenceAccumulator.
+template <int kStages, int kStageBytes, typename IssueWeights, typename IssueActivations,
+          typename Multiply>
+__device__ __forceinline__ void RunStagePipeline(uint64_t (&full)[kStages], int steps,
+                                                 IssueWeights issue_weights,
+                                                 IssueActivations issue_activations,
+                                                 Multiply multiply) {
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages; ++s) MbarrierInit(SmemAddr(&full[s]));
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  auto issue = [&](auto loads, int stage, int step, bool first_of_stage) {
+    const uint32_t bar = SmemAddr(&full[stage]);
+    if (first_of_stage) MbarrierExpectBytes(bar, kStageBytes);
+    loads(stage, step, bar);
+  };
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages && s < steps; ++s) issue(issue_weights, s, s, true);
+  }
+  WaitForPriorKernels();
+  LetDependentsStart();
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < kStages && s < steps; ++s) issue(issue_activations, s, s, false);
+  }
+  for (int step = 0; step < steps; ++step) {
+    const int stage = step % kStages;
+    MbarrierWait(SmemAddr(&full[stage]), (step / kStages) & 1);
+    WgmmaFence();
+    multiply(stage);
+    WgmmaCommit();
+    // Once the previous step's products are done (this one's may still run), refill
+    // its stage.
+    const int refill = step - 1 + kStages;
+    if (step > 0 && refill < steps) {
+      WgmmaWait<1>();
+      __syncthreads();
+      if (threadIdx.x == 0) {
+        issue(issue_weights, (step - 1) % kStages, refill, true);
+        issue(issue_activations, (step - 1) % kStages, refill, false);
+      }
+    }
+  }
+  WgmmaWait<0>();
 }
 
 using EncodeTiled = CUresult (*)(CUtensorMap*, CUtensorMapDataType, cuuint32_t, void*,

@@ -20,16 +20,10 @@ using hopper::Descriptor;
 using hopper::EncodeMap;
 using hopper::kBK;
 using hopper::kRowBytes;
-using hopper::MbarrierExpectBytes;
-using hopper::MbarrierInit;
-using hopper::MbarrierWait;
 using hopper::SmemAddr;
 using hopper::TmaLoad;
 using hopper::Wgmma;
 using hopper::FenceAccumulator;
-using hopper::WgmmaCommit;
-using hopper::WgmmaWait;
-using hopper::WgmmaFence;
 
 constexpr int kRows = hopper::kTileRows;
 constexpr int kThreads = hopper::kWarpgroupThreads;
@@ -46,10 +40,9 @@ template <int kOutputs>
 constexpr int kSmemBytes = kStagesFor<kOutputs> * kStageBytes<kOutputs> + 1024;  // + alignment
 
 // Block (m, j): rows [64 m, 64 m + 64) of x against gate rows [kOutputs j, kOutputs (j +
-// 1)) and the up rows `width` further; thread 0 keeps every stage's TMA loads in flight
-// (one mbarrier a stage), the warpgroup multiplies the oldest. Launched dependent
-// (models/cuda/dependent_launch.cuh): the first stages' weight loads are issued before
-// the wait for the kernel that writes x, so they overlap its tail.
+// 1)) and the up rows `width` further, through hopper::RunStagePipeline. Launched
+// dependent (models/cuda/dependent_launch.cuh): the first stages' weight loads are
+// issued before the wait for the kernel that writes x, so they overlap its tail.
 template <int kOutputs>
 __global__ void __launch_bounds__(kThreads)
     SwigluGemmKernel(const __grid_constant__ CUtensorMap x_map,
@@ -60,57 +53,26 @@ __global__ void __launch_bounds__(kThreads)
   __shared__ __align__(8) uint64_t full[kStages];
   const uint32_t smem = (SmemAddr(smem_raw) + 1023) & ~1023u;  // swizzle atoms are 1024 B
   const int row0 = blockIdx.x * kRows, out0 = blockIdx.y * kOutputs;
-  const int blocks = in / kBK;
 
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages; ++s) MbarrierInit(SmemAddr(&full[s]));
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
-  __syncthreads();
-  // A stage's loads, counted on its mbarrier: the weight rows and the x rows.
-  auto issue_weights = [&](int stage, int block) {
-    const uint32_t base = smem + stage * kStage, bar = SmemAddr(&full[stage]);
-    const int k0 = block * kBK;
-    MbarrierExpectBytes(bar, kStage);
-    TmaLoad(base + kRows * kRowBytes, &weight_map, k0, out0, bar);
-    TmaLoad(base + (kRows + kOutputs) * kRowBytes, &weight_map, k0, width + out0, bar);
-  };
-  auto issue_x = [&](int stage, int block) {
-    TmaLoad(smem + stage * kStage, &x_map, block * kBK, row0, SmemAddr(&full[stage]));
-  };
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages && s < blocks; ++s) issue_weights(s, s);
-  }
-  WaitForPriorKernels();
-  LetDependentsStart();
-  if (threadIdx.x == 0) {
-    for (int s = 0; s < kStages && s < blocks; ++s) issue_x(s, s);
-  }
-
+  // A stage: the x rows, the gate rows, then the up rows.
   float acc[kOutputs];  // the 64 x (2 kOutputs) tile over 128 threads
 #pragma unroll
   for (int i = 0; i < kOutputs; ++i) acc[i] = 0.f;
-  for (int block = 0; block < blocks; ++block) {
-    const int stage = block % kStages;
-    MbarrierWait(SmemAddr(&full[stage]), (block / kStages) & 1);
-    const uint32_t a = smem + stage * kStage, b = a + kRows * kRowBytes;
-    WgmmaFence();
+  hopper::RunStagePipeline<kStages, kStage>(
+      full, in / kBK,
+      [&](int stage, int step, uint32_t bar) {
+        const uint32_t gate = smem + stage * kStage + kRows * kRowBytes;
+        TmaLoad(gate, &weight_map, step * kBK, out0, bar);
+        TmaLoad(gate + kOutputs * kRowBytes, &weight_map, step * kBK, width + out0, bar);
+      },
+      [&](int stage, int step, uint32_t bar) {
+        TmaLoad(smem + stage * kStage, &x_map, step * kBK, row0, bar);
+      },
+      [&](int stage) {
+        const uint32_t a = smem + stage * kStage, b = a + kRows * kRowBytes;
 #pragma unroll
-    for (int k = 0; k < kBK / 16; ++k) Wgmma(acc, Descriptor(a + k * 32), Descriptor(b + k * 32));
-    WgmmaCommit();
-    // Once the previous block's products are done (this one's may still run), refill its
-    // stage; the products of consecutive blocks overlap.
-    const int refill = block - 1 + kStages;
-    if (block > 0 && refill < blocks) {
-      WgmmaWait<1>();
-      __syncthreads();
-      if (threadIdx.x == 0) {
-        issue_weights((block - 1) % kStages, refill);
-        issue_x((block - 1) % kStages, refill);
-      }
-    }
-  }
-  WgmmaWait<0>();
+        for (int k = 0; k < kBK / 16; ++k) Wgmma(acc, Descriptor(a + k * 32), Descriptor(b + k * 32));
+      });
   FenceAccumulator(acc);
 
   // Warp w holds rows 16w..16w+15; for each 8-column block c, acc[4c + 2h + e] is row
