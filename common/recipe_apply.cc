@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -11,6 +12,7 @@
 #include "common/recipe_values.h"
 #include "common/status_macros.h"
 #include "common/verl_inert_keys.h"
+#include "common/verl_synonym_keys.h"
 
 namespace rollout::config {
 
@@ -51,11 +53,31 @@ std::string InertValueText(const YAML::Node& value) {
   return value.size() == 0 ? "[]" : "a list";
 }
 
+// Whether two YAML scalars hold the same value: equal numbers ("1" and "1.0") or equal
+// text.
+bool SameScalar(const std::string& a, const std::string& b) {
+  double x = 0, y = 0;
+  if (absl::SimpleAtod(a, &x) && absl::SimpleAtod(b, &y)) return x == y;
+  return a == b;
+}
+
+// The field of canonical `key` ("data.max_prompt_length"), after walking `*message` (a
+// Recipe) down to the message that holds it. Every segment must be a field.
+const FieldDescriptor* FieldAt(const std::string& key, Message** message) {
+  const std::vector<std::string> segments = absl::StrSplit(key, '.');
+  for (size_t i = 0; i + 1 < segments.size(); ++i) {
+    const FieldDescriptor* field = FindRecipeField((*message)->GetDescriptor(), segments[i]);
+    *message = (*message)->GetReflection()->MutableMessage(*message, field);
+  }
+  return FindRecipeField((*message)->GetDescriptor(), segments.back());
+}
+
 class LayerApplier {
  public:
-  LayerApplier(const LayerOrigin& origin, std::map<std::string, std::string>* sources,
+  LayerApplier(const LayerOrigin& origin, Recipe* recipe,
+               std::map<std::string, std::string>* sources,
                std::vector<std::string>* ignored_verl_keys)
-      : origin_(origin), sources_(sources), ignored_verl_keys_(ignored_verl_keys) {}
+      : origin_(origin), recipe_(recipe), sources_(sources), ignored_verl_keys_(ignored_verl_keys) {}
 
   // `map`'s keys are fields of `message`, whose own key is `prefix` ("" at the top).
   absl::Status ApplyMap(const YAML::Node& map, Message* message, const std::string& prefix);
@@ -70,6 +92,13 @@ class LayerApplier {
   // A map of verl keys below canonical `key` that the schema does not have
   // (`reward_model`), each ignored as SkipVerlInertKey does or else unknown.
   absl::Status SkipVerlInertMap(const YAML::Node& map, const YAML::Mark& mark, const std::string& key);
+  // Writes a verl synonym's value to its target (common/verl_synonym_keys.h).
+  absl::Status ApplySynonym(const VerlSynonymKey& synonym, const YAML::Node& value,
+                            const YAML::Mark& mark);
+  // Notes that this layer sets synonym target `target` under the spelling `key`; an error
+  // when it already did under another spelling to another value.
+  absl::Status NoteTargetWrite(const std::string& target, const std::string& key,
+                               const YAML::Node& value, const YAML::Mark& mark);
   absl::Status ApplyField(const YAML::Node& value, const YAML::Mark& mark, Message* message,
                           const FieldDescriptor* field, const std::string& key);
   absl::Status ApplyMapField(const YAML::Node& value, const YAML::Mark& mark, Message* message,
@@ -84,9 +113,18 @@ class LayerApplier {
   void Forget(const std::string& key);
   std::string Where(const YAML::Mark& mark) const { return "at " + origin_.Location(mark); }
 
+  // What set a synonym target in this layer.
+  struct TargetWrite {
+    std::string key;    // the spelling used
+    std::string value;  // its YAML text ("null" for a reset)
+    std::string where;  // "at recipes/x.yaml:7"
+  };
+
   const LayerOrigin& origin_;
+  Recipe* recipe_;
   std::map<std::string, std::string>* sources_;
   std::vector<std::string>* ignored_verl_keys_;
+  std::map<std::string, TargetWrite> target_writes_;  // by target key
 };
 
 absl::Status LayerApplier::ApplyMap(const YAML::Node& map, Message* message,
@@ -110,6 +148,10 @@ absl::Status LayerApplier::ApplyMap(const YAML::Node& map, Message* message,
     const std::string key = Join(prefix, name);
     ASSIGN_OR_RETURN(const bool ignored, SkipVerlInertKey(key, entry.second, mark, field != nullptr));
     if (ignored) continue;
+    if (const VerlSynonymKey* synonym = FindVerlSynonymKey(key); field == nullptr && synonym) {
+      RETURN_IF_ERROR(ApplySynonym(*synonym, entry.second, mark));
+      continue;
+    }
     if (field == nullptr && HasVerlInertKeysUnder(key)) {
       RETURN_IF_ERROR(SkipVerlInertMap(entry.second, mark, key));
       continue;
@@ -117,6 +159,7 @@ absl::Status LayerApplier::ApplyMap(const YAML::Node& map, Message* message,
     if (field == nullptr) {
       return UnknownKeyError(prefix, name, FieldNames(message->GetDescriptor()), Where(mark));
     }
+    if (IsVerlSynonymTarget(key)) RETURN_IF_ERROR(NoteTargetWrite(key, key, entry.second, mark));
     RETURN_IF_ERROR(ApplyField(entry.second, mark, message, field, key));
   }
   return absl::OkStatus();
@@ -135,6 +178,30 @@ absl::StatusOr<bool> LayerApplier::SkipVerlInertKey(const std::string& key, cons
   return absl::InvalidArgumentError(absl::StrCat("verl's '", key, "' ", Where(mark), " cannot be ", text,
                                                  " here: ", entry->why, " (it may be ",
                                                  absl::StrJoin(entry->accepted, " or "), ")"));
+}
+
+absl::Status LayerApplier::ApplySynonym(const VerlSynonymKey& synonym, const YAML::Node& value,
+                                        const YAML::Mark& mark) {
+  RETURN_IF_ERROR(NoteTargetWrite(synonym.target, synonym.key, value, mark));
+  Message* message = recipe_;
+  const FieldDescriptor* field = FieldAt(synonym.target, &message);
+  return ApplyField(value, mark, message, field, synonym.target);
+}
+
+absl::Status LayerApplier::NoteTargetWrite(const std::string& target, const std::string& key,
+                                           const YAML::Node& value, const YAML::Mark& mark) {
+  const std::string text =
+      value.IsNull() ? "null" : value.IsScalar() ? value.Scalar() : Describe(value);
+  const TargetWrite write{key, text, Where(mark)};
+  const auto [earlier, first] = target_writes_.emplace(target, write);
+  if (first || earlier->second.key == key || SameScalar(earlier->second.value, write.value)) {
+    earlier->second = write;
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "'", earlier->second.key, "' ", earlier->second.where, " (", earlier->second.value, ") and '",
+      key, "' ", write.where, " (", write.value, ") are one setting here, '", target,
+      "': give it one value"));
 }
 
 absl::Status LayerApplier::SkipVerlInertMap(const YAML::Node& map, const YAML::Mark& mark,
@@ -182,12 +249,7 @@ absl::Status LayerApplier::ApplyVerlGroup(const YAML::Node& group, const YAML::M
     }
     // Walk to the canonical field: "actor.model" is field model of recipe.actor.
     Message* message = recipe;
-    const std::vector<std::string> segments = absl::StrSplit(key, '.');
-    for (size_t i = 0; i + 1 < segments.size(); ++i) {
-      const FieldDescriptor* field = FindRecipeField(message->GetDescriptor(), segments[i]);
-      message = message->GetReflection()->MutableMessage(message, field);
-    }
-    const FieldDescriptor* field = FindRecipeField(message->GetDescriptor(), segments.back());
+    const FieldDescriptor* field = FieldAt(key, &message);
     RETURN_IF_ERROR(ApplyField(entry.second, entry.first.Mark(), message, field, key));
   }
   return absl::OkStatus();
@@ -335,7 +397,7 @@ absl::Status ApplyLayer(const YAML::Node& layer, const LayerOrigin& origin, Reci
                         std::map<std::string, std::string>* sources,
                         std::vector<std::string>* ignored_verl_keys) {
   if (layer.IsNull()) return absl::OkStatus();
-  return LayerApplier(origin, sources, ignored_verl_keys).ApplyMap(layer, recipe, "");
+  return LayerApplier(origin, recipe, sources, ignored_verl_keys).ApplyMap(layer, recipe, "");
 }
 
 }  // namespace rollout::config

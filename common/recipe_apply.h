@@ -31,7 +31,9 @@ struct LayerOrigin {
 // key by key: messages and map entries merge, lists are replaced, null resets a key
 // (and everything under it) to its default. `sources` maps each canonical key set to
 // its location; keys reset are erased from it. verl keys that mean nothing here
-// (common/verl_inert_keys.h) are skipped, each with a line in `ignored_verl_keys`.
+// (common/verl_inert_keys.h) are skipped, each with a line in `ignored_verl_keys`; verl
+// keys for a setting the schema holds under another key (common/verl_synonym_keys.h)
+// set that key.
 absl::Status ApplyLayer(const YAML::Node& layer, const LayerOrigin& origin, Recipe* recipe,
                         std::map<std::string, std::string>* sources,
                         std::vector<std::string>* ignored_verl_keys);

@@ -24,7 +24,11 @@
 // `actor_rollout_ref.model` means `actor.model`; the same holds for the nested YAML form.
 // verl's keys for its own machinery (`actor.fsdp_config`, `rollout.name: vllm`, ...)
 // are accepted with the values that change nothing here and listed in
-// ignored_verl_keys; other values of them are errors (common/verl_inert_keys.h).
+// ignored_verl_keys; other values of them are errors (common/verl_inert_keys.h). verl's
+// copies and second spellings of a setting (`rollout.response_length` for
+// `data.max_response_length`, `actor.optim.clip_grad` for `actor.grad_clip`) set it
+// (common/verl_synonym_keys.h); one layer giving both spellings different values is an
+// error.
 //
 // Every value is checked against the schema and its options (schema_options.proto):
 // each error is InvalidArgument (NotFound for a missing file) with a one-line message

@@ -1,0 +1,41 @@
+#include "common/verl_synonym_keys.h"
+
+#include <vector>
+
+namespace rollout::config {
+namespace {
+
+const std::vector<VerlSynonymKey>& Table() {
+  static const auto* table = new std::vector<VerlSynonymKey>{
+      // verl's OptimizerConfig clips the gradient norm (Megatron's optimizer reads it; its
+      // FSDP actor reads actor.grad_clip, which verl's optimizer config also takes).
+      {"actor.optim.clip_grad", "actor.grad_clip"},
+      {"actor.optim.grad_clip", "actor.grad_clip"},
+      {"critic.optim.clip_grad", "critic.grad_clip"},
+      {"critic.optim.grad_clip", "critic.grad_clip"},
+      // verl's rollout copies the data lengths (${oc.select:data.max_prompt_length,512});
+      // its response_length is the generation's max_tokens, which
+      // data.max_response_length sets here.
+      {"rollout.prompt_length", "data.max_prompt_length"},
+      {"rollout.response_length", "data.max_response_length"},
+  };
+  return *table;
+}
+
+}  // namespace
+
+const VerlSynonymKey* FindVerlSynonymKey(const std::string& key) {
+  for (const VerlSynonymKey& entry : Table()) {
+    if (entry.key == key) return &entry;
+  }
+  return nullptr;
+}
+
+bool IsVerlSynonymTarget(const std::string& key) {
+  for (const VerlSynonymKey& entry : Table()) {
+    if (entry.target == key) return true;
+  }
+  return false;
+}
+
+}  // namespace rollout::config

@@ -1,0 +1,111 @@
+// verl's copies and second spellings of a setting (rollout.prompt_length,
+// actor.optim.clip_grad, ...) in recipes and on the command line: they set the
+// setting this schema holds, and one layer giving both spellings different values is
+// an error that names both.
+#include "common/verl_synonym_keys.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "absl/strings/str_split.h"
+#include "common/recipe_loader.h"
+#include "common/recipe_schema.h"
+#include "tests/support/temp_dir.h"
+
+namespace rollout::config {
+namespace {
+
+class VerlSynonymKeys : public ::testing::Test {
+ protected:
+  LoadedRecipe Load(const std::string& name, const std::string& text,
+                    const std::vector<std::string>& overrides = {}) {
+    absl::StatusOr<LoadedRecipe> loaded = LoadRecipe(files_.Write(name, text), overrides);
+    EXPECT_TRUE(loaded.ok()) << loaded.status();
+    return loaded.ok() ? *std::move(loaded) : LoadedRecipe{};
+  }
+  std::string Error(const std::string& text) {
+    const absl::StatusOr<LoadedRecipe> loaded = LoadRecipe(files_.Write("x.yaml", text), {});
+    EXPECT_EQ(loaded.status().code(), absl::StatusCode::kInvalidArgument) << loaded.status();
+    return std::string(loaded.status().message());
+  }
+
+  testing::TempDir files_{"verl_synonym_keys"};
+  const std::string path_ = files_.Path("x.yaml");
+};
+
+TEST_F(VerlSynonymKeys, EachSpellingSetsTheSettingItNames) {
+  const LoadedRecipe set =
+      Load("a.yaml", "actor_rollout_ref:\n  rollout:\n    prompt_length: 256\n    response_length: 128\n",
+           {"actor_rollout_ref.actor.optim.clip_grad=0.5", "critic.optim.grad_clip=2"});
+  EXPECT_EQ(set.recipe.data().max_prompt_length(), 256);
+  EXPECT_EQ(set.recipe.data().max_response_length(), 128);
+  EXPECT_EQ(set.recipe.actor().grad_clip(), 0.5);
+  EXPECT_EQ(set.recipe.critic().grad_clip(), 2.0);
+  EXPECT_EQ(SourceOf(set, "data.max_response_length"), files_.Path("a.yaml") + ":4");
+  EXPECT_EQ(SourceOf(set, "actor.grad_clip"),
+            "command line 'actor_rollout_ref.actor.optim.clip_grad=0.5'");
+  EXPECT_TRUE(set.ignored_verl_keys.empty());
+}
+
+TEST_F(VerlSynonymKeys, ALaterLayerWinsWhicheverSpellingItUses) {
+  EXPECT_EQ(Load("a.yaml", "actor:\n  grad_clip: 1.0\n", {"actor.optim.clip_grad=0.3"})
+                .recipe.actor()
+                .grad_clip(),
+            0.3);
+  EXPECT_EQ(Load("b.yaml", "rollout:\n  response_length: 300\n", {"data.max_response_length=200"})
+                .recipe.data()
+                .max_response_length(),
+            200);
+}
+
+TEST_F(VerlSynonymKeys, BothSpellingsInOneLayerMustAgree) {
+  EXPECT_EQ(Load("a.yaml", "actor:\n  grad_clip: 1\n  optim:\n    clip_grad: 1.0\n")
+                .recipe.actor()
+                .grad_clip(),
+            1.0);
+  EXPECT_EQ(Error("data:\n  max_response_length: 512\nrollout:\n  response_length: 1024\n"),
+            "'data.max_response_length' at " + path_ + ":2 (512) and 'rollout.response_length' at " +
+                path_ + ":4 (1024) are one setting here, 'data.max_response_length': give it one value");
+  EXPECT_EQ(Error("actor:\n  optim:\n    clip_grad: 0.5\n    grad_clip: 1.0\n"),
+            "'actor.optim.clip_grad' at " + path_ + ":3 (0.5) and 'actor.optim.grad_clip' at " + path_ +
+                ":4 (1.0) are one setting here, 'actor.grad_clip': give it one value");
+}
+
+TEST_F(VerlSynonymKeys, ValuesAreCheckedAsTheSettingsOwn) {
+  EXPECT_EQ(Error("rollout:\n  prompt_length: zero\n"),
+            "wrong type for 'data.max_prompt_length' at " + path_ + ":2: expected an integer, got 'zero'");
+  EXPECT_EQ(Error("actor:\n  optim:\n    clip_grad: 0\n"),
+            "'actor.grad_clip' at " + path_ + ":3 must be > 0, got 0");
+}
+
+// Whether canonical `key` is a field of the Recipe schema.
+bool IsSchemaField(const std::string& key) {
+  const google::protobuf::Descriptor* message = Recipe::descriptor();
+  const std::vector<std::string> segments = absl::StrSplit(key, '.');
+  for (size_t i = 0; i < segments.size(); ++i) {
+    if (message == nullptr) return false;
+    const google::protobuf::FieldDescriptor* field = FindRecipeField(message, segments[i]);
+    if (field == nullptr) return false;
+    message = field->message_type();
+  }
+  return true;
+}
+
+TEST(VerlSynonymKeyTable, KeysAreNotSchemaFieldsAndTargetsAre) {
+  for (const std::string key : {"actor.optim.clip_grad", "actor.optim.grad_clip", "critic.optim.clip_grad",
+                                "critic.optim.grad_clip", "rollout.prompt_length", "rollout.response_length"}) {
+    const VerlSynonymKey* entry = FindVerlSynonymKey(key);
+    ASSERT_NE(entry, nullptr) << key;
+    EXPECT_FALSE(IsSchemaField(key)) << key;
+    EXPECT_TRUE(IsSchemaField(entry->target)) << key;
+    EXPECT_TRUE(IsVerlSynonymTarget(entry->target)) << key;
+    EXPECT_FALSE(IsVerlSynonymTarget(key)) << key;
+  }
+  EXPECT_EQ(FindVerlSynonymKey("actor.grad_clip"), nullptr);
+  EXPECT_EQ(FindVerlSynonymKey("rollout.n"), nullptr);
+}
+
+}  // namespace
+}  // namespace rollout::config
