@@ -1,9 +1,16 @@
 """Sums a Chrome trace of bench/train_step_bench or bench/decode_bench --trace by
 operator: per host thread, the top-level operators (those not inside another operator
 on the same thread) with their count and total wall time, slowest first; then the GPU
-kernels by name; then the device's idle time between kernels and its longest gaps with
-the host operators that ran during each. Where a step's host time goes when it issues
-work slower than the GPU runs it.
+kernels by name; then the kernels by what each adds to the run's critical path; then the
+device's idle time between kernels and its longest gaps with the host operators that
+ran during each. Where a step's host time goes when it issues work slower than the GPU
+runs it.
+
+A kernel launched dependent (models/cuda/dependent_launch.cuh) starts while the kernel
+before it runs and waits inside, so its recorded duration overstates its cost; the
+critical-path table charges each kernel only the time by which it moves the latest end
+of the kernels before it (its end minus that, less any idle gap before it starts), which
+on one stream sums, with the gaps, to the whole span.
 
   python3 bench/trace_summary.py TRACE.json[.gz] [TOP]
 """
@@ -43,7 +50,24 @@ def main(path, top):
         print(f'GPU kernels: {len(kernels)}, {sum(e["dur"] for e in kernels) / 1000:.1f} ms')
         for name, (count, us) in sorted(totals.items(), key=lambda kv: -kv[1][1])[:top]:
             print(f'  {count:5d} {us / 1000:8.2f} ms {us / count:8.1f} us/each  {name[:110]}')
+        print_critical_path(kernels, top)
         print_idle(kernels, ops, top)
+
+
+def print_critical_path(kernels, top):
+    """Per kernel name, the time its kernels add to the latest end seen so far."""
+    totals = collections.defaultdict(lambda: [0, 0.0])
+    end = None
+    for e in sorted(kernels, key=lambda e: e['ts'] + e['dur']):
+        finish = e['ts'] + e['dur']
+        added = finish - (e['ts'] if end is None else max(end, e['ts']))
+        totals[e['name']][0] += 1
+        totals[e['name']][1] += max(added, 0.0)
+        end = finish if end is None else max(end, finish)
+    total = sum(us for _, us in totals.values())
+    print(f'critical path (time each kernel adds past the ends before it): {total / 1000:.1f} ms')
+    for name, (count, us) in sorted(totals.items(), key=lambda kv: -kv[1][1])[:top]:
+        print(f'  {count:5d} {us / 1000:8.2f} ms {us / count:8.1f} us/each  {name[:110]}')
 
 
 def print_idle(kernels, ops, top):
