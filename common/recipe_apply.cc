@@ -95,10 +95,12 @@ class LayerApplier {
   // Writes a verl synonym's value to its target (common/verl_synonym_keys.h).
   absl::Status ApplySynonym(const VerlSynonymKey& synonym, const YAML::Node& value,
                             const YAML::Mark& mark);
-  // Notes that this layer sets synonym target `target` under the spelling `key`; an error
-  // when it already did under another spelling to another value.
-  absl::Status NoteTargetWrite(const std::string& target, const std::string& key,
-                               const YAML::Node& value, const YAML::Mark& mark);
+  // Notes that this layer sets synonym target `target` under the spelling `key`; whether
+  // to apply the value: not a null (reset) after another spelling's value in this layer
+  // (verl's dumps hold `warmup_style: null` beside `lr_scheduler_type: cosine`). An error
+  // when another spelling gave it another value.
+  absl::StatusOr<bool> NoteTargetWrite(const std::string& target, const std::string& key,
+                                       const YAML::Node& value, const YAML::Mark& mark);
   absl::Status ApplyField(const YAML::Node& value, const YAML::Mark& mark, Message* message,
                           const FieldDescriptor* field, const std::string& key);
   absl::Status ApplyMapField(const YAML::Node& value, const YAML::Mark& mark, Message* message,
@@ -159,7 +161,10 @@ absl::Status LayerApplier::ApplyMap(const YAML::Node& map, Message* message,
     if (field == nullptr) {
       return UnknownKeyError(prefix, name, FieldNames(message->GetDescriptor()), Where(mark));
     }
-    if (IsVerlSynonymTarget(key)) RETURN_IF_ERROR(NoteTargetWrite(key, key, entry.second, mark));
+    if (IsVerlSynonymTarget(key)) {
+      ASSIGN_OR_RETURN(const bool apply, NoteTargetWrite(key, key, entry.second, mark));
+      if (!apply) continue;
+    }
     RETURN_IF_ERROR(ApplyField(entry.second, mark, message, field, key));
   }
   return absl::OkStatus();
@@ -182,21 +187,29 @@ absl::StatusOr<bool> LayerApplier::SkipVerlInertKey(const std::string& key, cons
 
 absl::Status LayerApplier::ApplySynonym(const VerlSynonymKey& synonym, const YAML::Node& value,
                                         const YAML::Mark& mark) {
-  RETURN_IF_ERROR(NoteTargetWrite(synonym.target, synonym.key, value, mark));
+  ASSIGN_OR_RETURN(const bool apply, NoteTargetWrite(synonym.target, synonym.key, value, mark));
+  if (!apply) return absl::OkStatus();
   Message* message = recipe_;
   const FieldDescriptor* field = FieldAt(synonym.target, &message);
   return ApplyField(value, mark, message, field, synonym.target);
 }
 
-absl::Status LayerApplier::NoteTargetWrite(const std::string& target, const std::string& key,
-                                           const YAML::Node& value, const YAML::Mark& mark) {
+absl::StatusOr<bool> LayerApplier::NoteTargetWrite(const std::string& target,
+                                                   const std::string& key,
+                                                   const YAML::Node& value,
+                                                   const YAML::Mark& mark) {
   const std::string text =
       value.IsNull() ? "null" : value.IsScalar() ? value.Scalar() : Describe(value);
   const TargetWrite write{key, text, Where(mark)};
   const auto [earlier, first] = target_writes_.emplace(target, write);
-  if (first || earlier->second.key == key || SameScalar(earlier->second.value, write.value)) {
+  if (first || earlier->second.key == key) {  // the same spelling again: the later wins
     earlier->second = write;
-    return absl::OkStatus();
+    return true;
+  }
+  if (value.IsNull()) return false;  // another spelling's value stands (or it was null too)
+  if (earlier->second.value == "null" || SameScalar(earlier->second.value, write.value)) {
+    earlier->second = write;
+    return true;
   }
   return absl::InvalidArgumentError(absl::StrCat(
       "'", earlier->second.key, "' ", earlier->second.where, " (", earlier->second.value, ") and '",

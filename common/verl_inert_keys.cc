@@ -11,6 +11,11 @@ namespace {
 
 const char kWholeModels[] = "workers here train and run whole models, one per device";
 const char kSameResults[] = "an efficiency switch; results do not depend on it";
+const char kProfiler[] = "verl's profilers (Nsight Systems, torch) of its workers; traces here come from the benchmarks (bench/README.md)";
+const char kAdamW[] = "verl's optimizer class; the optimizer here is this project's AdamW (optim.lr, betas, eps, weight_decay)";
+const char kAdamWImpl[] = "the Python module verl imports its optimizer from; AdamW here is this project's own";
+const char kAdamWKwargs[] = "extra keyword arguments for verl's optimizer class; AdamW here takes optim.lr, betas, eps and weight_decay";
+const char kZeroIndexed[] = "the schedule here counts the first update as step 0, verl's default; counting from 1 is not offered";
 
 const std::vector<VerlInertKey>& Table() {
   static const auto* table = new std::vector<VerlInertKey>{
@@ -24,6 +29,18 @@ const std::vector<VerlInertKey>& Table() {
       {"actor.model.use_remove_padding", {}, absl::StrCat("verl's unpadded (varlen) forward, ", kSameResults)},
       {"actor.model.use_fused_kernels", {}, "verl's fused log-prob kernels; this project's own kernels serve every pass"},
       {"actor.model.use_shm", {}, "copying the model files through /dev/shm before loading them"},
+      {"actor.model.use_liger", {}, absl::StrCat("Liger's fused Triton kernels, ", kSameResults)},
+      {"actor.optim.optimizer", {"adamw"}, kAdamW},
+      {"actor.optim.optimizer_impl", {"torch.optim"}, kAdamWImpl},
+      {"actor.optim.override_optimizer_config", {"null", "{}"}, kAdamWKwargs},
+      {"actor.optim.zero_indexed_step", {"true"}, kZeroIndexed},
+      {"actor.profiler", {}, kProfiler},
+      {"ref.profiler", {}, kProfiler},
+      {"critic.optim.optimizer", {"adamw"}, kAdamW},
+      {"critic.optim.optimizer_impl", {"torch.optim"}, kAdamWImpl},
+      {"critic.optim.override_optimizer_config", {"null", "{}"}, kAdamWKwargs},
+      {"critic.optim.zero_indexed_step", {"true"}, kZeroIndexed},
+      {"critic.profiler", {}, kProfiler},
       {"actor.model.trust_remote_code", {}, "models here are the built-in Qwen2 and Llama; no code from a model directory runs"},
       {"actor.model.external_lib", {"null"}, "importing a Python module that registers a model is not possible here"},
       {"actor.model.override_config", {"null", "{}"}, "changing a model's HF config at load is not implemented"},
@@ -54,6 +71,8 @@ const std::vector<VerlInertKey>& Table() {
       {"rollout.layered_summon", {}, "gathering FSDP weights layer by layer for vLLM"},
       {"rollout.calculate_log_probs", {}, "the engine here always returns the sampled tokens' log-probs"},
       {"rollout.multi_turn.enable", {"false"}, "multi-turn rollouts with tools are not implemented"},
+      {"rollout.agent", {}, "verl's agent loop, which serves only its asynchronous rollout (rollout.mode: async)"},
+      {"rollout.profiler", {}, kProfiler},
       // Rewards: verl's reward model and Python reward functions.
       {"reward_model.enable", {"false"}, "reward models are not implemented; rewards come from reward.*"},
       {"reward_model.reward_manager", {"naive"},
@@ -80,6 +99,7 @@ const std::vector<VerlInertKey>& Table() {
       {"trainer.validation_data_dir", {"null"}, "dumping validation generations to files is not implemented"},
       {"trainer.ray_timeline_filename", {"null"}, "Ray's timeline; traces here come from the benchmarks"},
       {"ray_init", {}, "Ray's start-up; workers here are processes the launcher starts"},
+      {"global_profiler", {}, kProfiler},
   };
   return *table;
 }

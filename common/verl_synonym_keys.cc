@@ -13,6 +13,10 @@ const std::vector<VerlSynonymKey>& Table() {
       {"actor.optim.grad_clip", "actor.grad_clip"},
       {"critic.optim.clip_grad", "critic.grad_clip"},
       {"critic.optim.grad_clip", "critic.grad_clip"},
+      // verl's FSDP optimizer names its schedule lr_scheduler_type (warmup_style, which
+      // this schema keeps, is deprecated there).
+      {"actor.optim.lr_scheduler_type", "actor.optim.warmup_style"},
+      {"critic.optim.lr_scheduler_type", "critic.optim.warmup_style"},
       // verl's rollout copies the data lengths (${oc.select:data.max_prompt_length,512});
       // its response_length is the generation's max_tokens, which
       // data.max_response_length sets here.

@@ -4,7 +4,9 @@
 // clip_grad beside the actor's grad_clip). The loader writes such a key's value to its
 // target, so a recipe or command line written for verl loads here unchanged. One layer
 // (a file, or one override) that sets a target under two spellings to different values
-// is an error naming both: here one value serves both.
+// is an error naming both: here one value serves both. A null (reset) under one spelling
+// leaves the other spelling's value in that layer standing, as verl reads its
+// deprecated spellings only when they are set.
 #pragma once
 
 #include <string>

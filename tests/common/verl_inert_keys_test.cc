@@ -72,6 +72,25 @@ TEST_F(VerlInertKeys, AVerlPpoCommandLineLoads) {
               HasSubstr("unknown key 'rollout.multi_turn.max_turns'"));
 }
 
+// verl's newer optimizer, profiler and agent-loop keys.
+TEST_F(VerlInertKeys, OptimizerProfilerAndAgentLoopKeysLoad) {
+  const absl::StatusOr<LoadedRecipe> loaded =
+      Load({"actor_rollout_ref.actor.optim.optimizer=AdamW", "actor_rollout_ref.actor.optim.optimizer_impl=torch.optim",
+            "actor_rollout_ref.actor.optim.override_optimizer_config=null",
+            "actor_rollout_ref.actor.optim.zero_indexed_step=True", "critic.optim.optimizer=AdamW",
+            "actor_rollout_ref.model.use_liger=True", "actor_rollout_ref.actor.profiler.enable=False",
+            "actor_rollout_ref.rollout.agent.num_workers=8", "global_profiler.tool=null"});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->ignored_verl_keys.size(), 9u);
+  EXPECT_THAT(loaded->ignored_verl_keys[7], HasSubstr("verl's agent loop"));
+  EXPECT_THAT(Error({"actor_rollout_ref.actor.optim.optimizer=AdamW8bit"}),
+              HasSubstr("cannot be adamw8bit here: verl's optimizer class; the optimizer here is this project's "
+                        "AdamW (optim.lr, betas, eps, weight_decay) (it may be adamw)"));
+  EXPECT_THAT(Error({"critic.optim.zero_indexed_step=False"}), HasSubstr("counting from 1 is not offered"));
+  EXPECT_THAT(Error({"actor_rollout_ref.actor.optim.override_optimizer_config={foreach: false}"}),
+              HasSubstr("cannot be a map here"));
+}
+
 TEST_F(VerlInertKeys, TheNestedYamlFormIsIgnoredWithItsLines) {
   const absl::StatusOr<LoadedRecipe> loaded = Load({},
                                                    "actor_rollout_ref:\n"
@@ -133,7 +152,9 @@ TEST(VerlInertKeyTable, EntriesAcceptTheirValuesAndNameTheirGroups) {
   EXPECT_TRUE(VerlInertKeyAccepts(*fsdp, "a map"));
   EXPECT_EQ(FindVerlInertKey("actor.optim.lr"), nullptr);
   EXPECT_TRUE(HasVerlInertKeysUnder("custom_reward_function"));
-  EXPECT_FALSE(HasVerlInertKeysUnder("actor.optim"));
+  EXPECT_FALSE(HasVerlInertKeysUnder("rollout.val_kwargs"));
+  EXPECT_THAT(VerlInertKeysUnder("actor.optim"),
+              ElementsAre("optimizer", "optimizer_impl", "override_optimizer_config", "zero_indexed_step"));
   EXPECT_THAT(VerlInertKeysUnder("custom_reward_function"), ElementsAre("name", "path"));
 }
 

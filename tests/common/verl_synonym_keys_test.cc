@@ -1,5 +1,5 @@
 // verl's copies and second spellings of a setting (rollout.prompt_length,
-// actor.optim.clip_grad, ...) in recipes and on the command line: they set the
+// actor.optim.clip_grad, optim.lr_scheduler_type, ...) in recipes and on the command line: they set the
 // setting this schema holds, and one layer giving both spellings different values is
 // an error that names both.
 #include "common/verl_synonym_keys.h"
@@ -73,6 +73,38 @@ TEST_F(VerlSynonymKeys, BothSpellingsInOneLayerMustAgree) {
                 ":4 (1.0) are one setting here, 'actor.grad_clip': give it one value");
 }
 
+TEST_F(VerlSynonymKeys, ANullUnderOneSpellingLeavesTheOthersValue) {
+  // verl's optimizer block as its newer configs print it: the deprecated spellings null.
+  const LoadedRecipe block = Load("a.yaml",
+                                  "actor_rollout_ref:\n"
+                                  "  actor:\n"
+                                  "    optim:\n"
+                                  "      optimizer: AdamW\n"
+                                  "      lr: 1.0e-06\n"
+                                  "      clip_grad: 0.5\n"
+                                  "      lr_scheduler_type: cosine\n"
+                                  "      warmup_style: null\n"
+                                  "      grad_clip: null\n");
+  EXPECT_EQ(block.recipe.actor().optim().warmup_style(), "cosine");
+  EXPECT_EQ(block.recipe.actor().grad_clip(), 0.5);
+  EXPECT_EQ(SourceOf(block, "actor.optim.warmup_style"), files_.Path("a.yaml") + ":7");
+  // The null first, the value after it.
+  EXPECT_EQ(Load("b.yaml", "critic:\n  optim:\n    warmup_style: null\n    lr_scheduler_type: cosine\n")
+                .recipe.critic()
+                .optim()
+                .warmup_style(),
+            "cosine");
+  // A later layer's null still resets it.
+  EXPECT_EQ(Load("c.yaml", "actor:\n  optim:\n    lr_scheduler_type: cosine\n", {"actor.optim.warmup_style=null"})
+                .recipe.actor()
+                .optim()
+                .warmup_style(),
+            "constant");
+  EXPECT_EQ(Error("actor:\n  optim:\n    warmup_style: constant\n    lr_scheduler_type: cosine\n"),
+            "'actor.optim.warmup_style' at " + path_ + ":3 (constant) and 'actor.optim.lr_scheduler_type' at " +
+                path_ + ":4 (cosine) are one setting here, 'actor.optim.warmup_style': give it one value");
+}
+
 TEST_F(VerlSynonymKeys, ValuesAreCheckedAsTheSettingsOwn) {
   EXPECT_EQ(Error("rollout:\n  prompt_length: zero\n"),
             "wrong type for 'data.max_prompt_length' at " + path_ + ":2: expected an integer, got 'zero'");
@@ -95,7 +127,8 @@ bool IsSchemaField(const std::string& key) {
 
 TEST(VerlSynonymKeyTable, KeysAreNotSchemaFieldsAndTargetsAre) {
   for (const std::string key : {"actor.optim.clip_grad", "actor.optim.grad_clip", "critic.optim.clip_grad",
-                                "critic.optim.grad_clip", "rollout.prompt_length", "rollout.response_length"}) {
+                                "critic.optim.grad_clip", "actor.optim.lr_scheduler_type",
+                                "critic.optim.lr_scheduler_type", "rollout.prompt_length", "rollout.response_length"}) {
     const VerlSynonymKey* entry = FindVerlSynonymKey(key);
     ASSERT_NE(entry, nullptr) << key;
     EXPECT_FALSE(IsSchemaField(key)) << key;
