@@ -3,8 +3,8 @@
 #include <vector>
 
 #include "absl/strings/ascii.h"
-#include "absl/strings/numbers.h"
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
@@ -118,6 +118,7 @@ class LayerApplier {
   // What set a synonym target in this layer.
   struct TargetWrite {
     std::string key;    // the spelling used
+    bool reset;         // null: back to the default
     std::string value;  // its YAML text ("null" for a reset)
     std::string where;  // "at recipes/x.yaml:7"
   };
@@ -200,14 +201,14 @@ absl::StatusOr<bool> LayerApplier::NoteTargetWrite(const std::string& target,
                                                    const YAML::Mark& mark) {
   const std::string text =
       value.IsNull() ? "null" : value.IsScalar() ? value.Scalar() : Describe(value);
-  const TargetWrite write{key, text, Where(mark)};
+  const TargetWrite write{key, value.IsNull(), text, Where(mark)};
   const auto [earlier, first] = target_writes_.emplace(target, write);
   if (first || earlier->second.key == key) {  // the same spelling again: the later wins
     earlier->second = write;
     return true;
   }
-  if (value.IsNull()) return false;  // another spelling's value stands (or it was null too)
-  if (earlier->second.value == "null" || SameScalar(earlier->second.value, write.value)) {
+  if (write.reset) return false;  // another spelling's value stands (or it was null too)
+  if (earlier->second.reset || SameScalar(earlier->second.value, write.value)) {
     earlier->second = write;
     return true;
   }
