@@ -14,6 +14,7 @@
 #include "common/status_macros.h"
 #include "controller/cli.h"
 #include "controller/cli_recipe.h"
+#include "controller/dataset.h"
 #include "controller/local_launcher.h"
 #include "controller/metrics_logger.h"
 #include "controller/offline_trainer.h"
@@ -109,8 +110,18 @@ absl::Status Train(const config::Recipe& recipe, const std::string& self, Contro
   return absl::OkStatus();
 }
 
-// Starts the workers, runs the pre-flight check and (without --dry-run) the loop.
+// The files every run loads (data.train_files, data.val_files) exist and are not
+// Parquet, checked before any worker starts; their rows are checked when they load.
+absl::Status CheckDataFiles(const config::DataConfig& data) {
+  for (const std::string& file : data.train_files()) RETURN_IF_ERROR(CheckDataFile(file, "data.train_files"));
+  for (const std::string& file : data.val_files()) RETURN_IF_ERROR(CheckDataFile(file, "data.val_files"));
+  return absl::OkStatus();
+}
+
+// Checks the data files, starts the workers, runs the pre-flight check and (without
+// --dry-run) the loop.
 absl::Status Run(const ResolvedRun& run, const TrainFlags& flags, RunHealth* health) {
+  RETURN_IF_ERROR(CheckDataFiles(run.recipe.recipe.data()));
   ASSIGN_OR_RETURN(std::string self, SelfExecutable());
   RuntimeOptions options;
   options.worker_binary = self;

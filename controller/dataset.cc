@@ -5,6 +5,7 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
@@ -15,6 +16,17 @@ namespace rollout::controller {
 namespace {
 
 using nlohmann::json;
+
+// Parquet files begin (and end) with these four bytes.
+constexpr absl::string_view kParquetMagic = "PAR1";
+
+absl::Status ParquetError(const std::string& file) {
+  return absl::InvalidArgumentError(absl::StrCat(
+      file, " is a Parquet file (verl's format); datasets here are JSON lines, one object a "
+      "line. Convert it once: python3 -c \"import pandas; pandas.read_parquet('", file,
+      "').to_json('", file, ".jsonl', orient='records', lines=True, force_ascii=False)\" — "
+      "verl's columns (prompt, data_source, reward_model, extra_info) load as they are"));
+}
 
 // Row errors carry no location; LoadDataset prefixes "FILE:LINE: ".
 absl::Status RowError(absl::string_view key, absl::string_view problem) {
@@ -144,6 +156,7 @@ absl::StatusOr<Dataset<Example>> LoadDataset(const std::vector<std::string>& fil
   Dataset<Example> dataset;
   for (const std::string& file : files) {
     ASSIGN_OR_RETURN(const std::string text, ReadFile(file));
+    if (absl::StartsWith(text, kParquetMagic)) return ParquetError(file);
     int64_t line_number = 0;
     for (absl::string_view line : absl::StrSplit(text, '\n')) {
       ++line_number;
@@ -166,6 +179,15 @@ absl::StatusOr<Dataset<Example>> LoadDataset(const std::vector<std::string>& fil
 }
 
 }  // namespace
+
+absl::Status CheckDataFile(const std::string& file, const std::string& key) {
+  const absl::StatusOr<std::string> text = ReadFile(file);
+  if (!text.ok()) return absl::Status(text.status().code(), absl::StrCat(key, ": ", text.status().message()));
+  if (absl::StartsWith(*text, kParquetMagic)) {
+    return absl::InvalidArgumentError(absl::StrCat(key, ": ", ParquetError(file).message()));
+  }
+  return absl::OkStatus();
+}
 
 absl::StatusOr<Dataset<PromptExample>> LoadPromptDataset(const std::vector<std::string>& files,
                                                          const DatasetOptions& options) {

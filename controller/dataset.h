@@ -15,6 +15,8 @@
 // compact JSON text. Other keys are ignored.
 //
 // Files are read whole and concatenated in the order given; blank lines are ignored.
+// A Parquet file (verl's format, told by its leading "PAR1") is InvalidArgument with the
+// one-line command that converts it to JSON lines.
 // A bad row — not JSON, not an object, a required field missing or of the wrong
 // type, an empty prompt — is InvalidArgument "FILE:LINE: what is wrong", or, with
 // skip_bad_rows, left out and counted. A missing file is NotFound naming it.
@@ -73,6 +75,12 @@ struct Dataset {
   int64_t skipped_rows = 0;       // bad rows left out (skip_bad_rows only)
   std::string first_skipped;      // "FILE:LINE: ..." of the first one; empty if none
 };
+
+// Whether `file` can be read as a dataset, before anything else starts: it exists and is
+// readable (NotFound, PermissionDenied naming it) and is not a Parquet file
+// (InvalidArgument). `key` names the recipe key that lists it ("data.train_files") in
+// the message. Rows are checked when the dataset loads.
+absl::Status CheckDataFile(const std::string& file, const std::string& key);
 
 // Each requires the prompt and a ground truth; data_source and extra_info (an
 // object) are optional. InvalidArgument also when `files` is empty.

@@ -172,6 +172,33 @@ TEST(PromptDataset, MissingFileIsNotFoundNamingIt) {
   EXPECT_THAT(dataset.status().message(), HasSubstr(missing));
 }
 
+// verl keeps its datasets in Parquet; the message says how to convert them, even with
+// skip_bad_rows (a whole file is not a bad row).
+TEST(PromptDataset, AParquetFileIsAnErrorThatSaysHowToConvertIt) {
+  TempDir dir("dataset");
+  const std::string parquet = dir.Write("train.parquet", std::string("PAR1\x15\x04\x15", 7) + "...PAR1");
+  DatasetOptions options;
+  options.skip_bad_rows = true;
+  const absl::StatusOr<Dataset<PromptExample>> dataset = LoadPromptDataset({parquet}, options);
+  EXPECT_EQ(dataset.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(dataset.status().message()),
+              ::testing::StartsWith(parquet + " is a Parquet file (verl's format); datasets here are JSON lines"));
+  EXPECT_THAT(dataset.status().message(),
+              HasSubstr("pandas.read_parquet('" + parquet + "').to_json('" + parquet + ".jsonl', orient='records', lines=True"));
+}
+
+TEST(CheckDataFile, NamesTheRecipeKeyOfAMissingOrParquetFile) {
+  TempDir dir("dataset");
+  EXPECT_TRUE(CheckDataFile(dir.Write("ok.jsonl", R"({"prompt": "p", "ground_truth": "g"})"), "data.train_files").ok());
+  const absl::Status missing = CheckDataFile(dir.Path("nope.jsonl"), "data.val_files");
+  EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound);
+  EXPECT_THAT(std::string(missing.message()), ::testing::StartsWith("data.val_files: "));
+  EXPECT_THAT(missing.message(), HasSubstr(dir.Path("nope.jsonl")));
+  const absl::Status parquet = CheckDataFile(dir.Write("t.parquet", "PAR1 rest"), "data.train_files");
+  EXPECT_EQ(parquet.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(parquet.message()), ::testing::StartsWith("data.train_files: " + dir.Path("t.parquet") + " is a Parquet file"));
+}
+
 TEST(PromptDataset, NoFilesIsInvalidArgument) {
   EXPECT_EQ(LoadPromptDataset({}, {}).status().code(), absl::StatusCode::kInvalidArgument);
 }
