@@ -5,11 +5,11 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "common/file_util.h"
+#include "common/parquet_hint.h"
 #include "common/status_macros.h"
 
 namespace rollout::controller {
@@ -17,15 +17,12 @@ namespace {
 
 using nlohmann::json;
 
-// Parquet files begin (and end) with these four bytes.
-constexpr absl::string_view kParquetMagic = "PAR1";
-
-absl::Status ParquetError(const std::string& file) {
+// RejectParquetText, with what follows the conversion for verl's rows.
+absl::Status RejectParquet(absl::string_view text, const std::string& file) {
+  const absl::Status status = RejectParquetText(text, file);
+  if (status.ok()) return status;
   return absl::InvalidArgumentError(absl::StrCat(
-      file, " is a Parquet file (verl's format); datasets here are JSON lines, one object a "
-      "line. Convert it once: python3 -c \"import pandas; pandas.read_parquet('", file,
-      "').to_json('", file, ".jsonl', orient='records', lines=True, force_ascii=False)\" — "
-      "verl's columns (prompt, data_source, reward_model, extra_info) load as they are"));
+      status.message(), " — verl's columns (prompt, data_source, reward_model, extra_info) load as they are"));
 }
 
 // Row errors carry no location; LoadDataset prefixes "FILE:LINE: ".
@@ -156,7 +153,7 @@ absl::StatusOr<Dataset<Example>> LoadDataset(const std::vector<std::string>& fil
   Dataset<Example> dataset;
   for (const std::string& file : files) {
     ASSIGN_OR_RETURN(const std::string text, ReadFile(file));
-    if (absl::StartsWith(text, kParquetMagic)) return ParquetError(file);
+    RETURN_IF_ERROR(RejectParquet(text, file));
     int64_t line_number = 0;
     for (absl::string_view line : absl::StrSplit(text, '\n')) {
       ++line_number;
@@ -183,10 +180,9 @@ absl::StatusOr<Dataset<Example>> LoadDataset(const std::vector<std::string>& fil
 absl::Status CheckDataFile(const std::string& file, const std::string& key) {
   const absl::StatusOr<std::string> text = ReadFile(file);
   if (!text.ok()) return absl::Status(text.status().code(), absl::StrCat(key, ": ", text.status().message()));
-  if (absl::StartsWith(*text, kParquetMagic)) {
-    return absl::InvalidArgumentError(absl::StrCat(key, ": ", ParquetError(file).message()));
-  }
-  return absl::OkStatus();
+  const absl::Status parquet = RejectParquet(*text, file);
+  if (parquet.ok()) return parquet;
+  return absl::Status(parquet.code(), absl::StrCat(key, ": ", parquet.message()));
 }
 
 absl::StatusOr<Dataset<PromptExample>> LoadPromptDataset(const std::vector<std::string>& files,

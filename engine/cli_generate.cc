@@ -11,6 +11,7 @@
 #include "common/device.h"
 #include "common/flags.h"
 #include "common/output_command.h"
+#include "common/parquet_hint.h"
 #include "common/status_macros.h"
 #include "engine/engine.h"
 #include "models/json_prompt.h"
@@ -144,6 +145,7 @@ absl::Status Generate(const GenerateFlags& f, std::ostream& out) {
   if (f.model.empty() || f.input.empty()) {
     return absl::InvalidArgumentError("--model and --input are required (see --help)");
   }
+  RETURN_IF_ERROR(RejectParquetFile(f.input));
   models::LoadOptions load;
   ASSIGN_OR_RETURN(load.device, OpenDevice(f.device));
   const std::string dtype = !f.dtype.empty() ? f.dtype : load.device.is_cuda() ? "bfloat16" : "float32";

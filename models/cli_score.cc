@@ -14,6 +14,7 @@
 #include "common/device.h"
 #include "common/flags.h"
 #include "common/output_command.h"
+#include "common/parquet_hint.h"
 #include "common/status_macros.h"
 #include "models/causal_lm.h"
 #include "models/cli_model.h"
@@ -83,6 +84,7 @@ absl::Status Score(const ScoreFlags& f, std::ostream& out) {
   if (f.model.empty() || f.input.empty()) {
     return absl::InvalidArgumentError("--model and --input are required (see --help)");
   }
+  RETURN_IF_ERROR(RejectParquetFile(f.input));
   if (f.dtype != "float32" && f.dtype != "bfloat16") {
     return absl::InvalidArgumentError("--dtype must be float32 or bfloat16");
   }

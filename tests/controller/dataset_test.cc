@@ -182,7 +182,9 @@ TEST(PromptDataset, AParquetFileIsAnErrorThatSaysHowToConvertIt) {
   const absl::StatusOr<Dataset<PromptExample>> dataset = LoadPromptDataset({parquet}, options);
   EXPECT_EQ(dataset.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(dataset.status().message()),
-              ::testing::StartsWith(parquet + " is a Parquet file (verl's format); datasets here are JSON lines"));
+              ::testing::StartsWith(parquet + " is a Parquet file (verl's format); this reads JSON lines"));
+  EXPECT_THAT(dataset.status().message(),
+              HasSubstr("— verl's columns (prompt, data_source, reward_model, extra_info) load as they are"));
   EXPECT_THAT(dataset.status().message(),
               HasSubstr("pandas.read_parquet('" + parquet + "').to_json('" + parquet + ".jsonl', orient='records', lines=True"));
 }

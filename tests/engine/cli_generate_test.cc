@@ -77,5 +77,16 @@ TEST(GenerateCommand, BadInputLineIsAnErrorNamingTheLine) {
   EXPECT_THAT(run.output, HasSubstr(input + ":2: token id 999 is outside the model's vocabulary"));
 }
 
+TEST(GenerateCommand, AParquetInputIsAnErrorThatSaysHowToConvertIt) {
+  TempDir dir("generate");
+  const std::string input = dir.Path("prompts.parquet");
+  ASSERT_TRUE(WriteFileAtomically(input, std::string("PAR1\x15\x04", 6) + "PAR1").ok());
+  const CommandResult run =
+      Rollout({"generate", "--model", kFixture, "--input", input, "--cpu_kv_cache_gib", "0.01"});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.output, HasSubstr(input + " is a Parquet file (verl's format); this reads JSON lines"));
+  EXPECT_THAT(run.output, HasSubstr("pandas.read_parquet('" + input + "')"));
+}
+
 }  // namespace
 }  // namespace rollout::engine
