@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <limits>
 #include <memory>
 
 #include "absl/strings/str_cat.h"
@@ -73,8 +74,11 @@ std::string NormalizePath(const std::string& path) {
   return joined.empty() ? "." : joined;
 }
 
-absl::Status ReadFileInChunks(const std::string& path, size_t chunk_bytes,
-                              absl::FunctionRef<void(absl::string_view)> consumer) {
+namespace {
+
+// ReadFileInChunks over the first `limit` bytes of the file at most.
+absl::Status ReadChunks(const std::string& path, size_t chunk_bytes, size_t limit,
+                        absl::FunctionRef<void(absl::string_view)> consumer) {
   const int fd = open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return ErrnoError("opening " + path, errno);
   struct stat info;
@@ -83,8 +87,8 @@ absl::Status ReadFileInChunks(const std::string& path, size_t chunk_bytes,
     return absl::InvalidArgumentError(absl::StrCat(path, " is a directory, not a file"));
   }
   std::unique_ptr<char[]> buffer(new char[chunk_bytes]);
-  while (true) {
-    const ssize_t n = read(fd, buffer.get(), chunk_bytes);
+  for (size_t done = 0; done < limit;) {
+    const ssize_t n = read(fd, buffer.get(), std::min(chunk_bytes, limit - done));
     if (n < 0 && errno == EINTR) continue;
     if (n < 0) {
       const int error = errno;
@@ -93,18 +97,34 @@ absl::Status ReadFileInChunks(const std::string& path, size_t chunk_bytes,
     }
     if (n == 0) break;
     consumer(absl::string_view(buffer.get(), static_cast<size_t>(n)));
+    done += static_cast<size_t>(n);
   }
   close(fd);
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::string> ReadFile(const std::string& path) {
+absl::StatusOr<std::string> ReadUpTo(const std::string& path, size_t limit) {
   std::string contents;
-  const absl::Status read = ReadFileInChunks(path, 1 << 16, [&contents](absl::string_view chunk) {
-    contents.append(chunk.data(), chunk.size());
-  });
+  const absl::Status read =
+      ReadChunks(path, std::min<size_t>(limit, 1 << 16), limit,
+                 [&contents](absl::string_view chunk) { contents.append(chunk.data(), chunk.size()); });
   if (!read.ok()) return read;
   return contents;
+}
+
+}  // namespace
+
+absl::Status ReadFileInChunks(const std::string& path, size_t chunk_bytes,
+                              absl::FunctionRef<void(absl::string_view)> consumer) {
+  return ReadChunks(path, chunk_bytes, std::numeric_limits<size_t>::max(), consumer);
+}
+
+absl::StatusOr<std::string> ReadFile(const std::string& path) {
+  return ReadUpTo(path, std::numeric_limits<size_t>::max());
+}
+
+absl::StatusOr<std::string> ReadFileHead(const std::string& path, size_t max_bytes) {
+  return ReadUpTo(path, max_bytes);
 }
 
 absl::StatusOr<std::vector<std::string>> ListDirectory(const std::string& path) {

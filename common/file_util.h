@@ -28,6 +28,9 @@ std::string NormalizePath(const std::string& path);
 // Unavailable/PermissionDenied for other errors; messages name the path.
 absl::StatusOr<std::string> ReadFile(const std::string& path);
 
+// The file's first `max_bytes` bytes (all of it when shorter). Errors as ReadFile's.
+absl::StatusOr<std::string> ReadFileHead(const std::string& path, size_t max_bytes);
+
 // Calls `consumer` with the file's bytes in order, in chunks of at most
 // `chunk_bytes`, without holding the whole file. Errors as ReadFile's.
 absl::Status ReadFileInChunks(const std::string& path, size_t chunk_bytes,

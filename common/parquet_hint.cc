@@ -1,9 +1,8 @@
 #include "common/parquet_hint.h"
 
-#include <fstream>
-
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/file_util.h"
 
 namespace rollout {
 namespace {
@@ -22,10 +21,8 @@ absl::Status RejectParquetText(absl::string_view text, const std::string& path) 
 }
 
 absl::Status RejectParquetFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  char head[kParquetMagic.size()];
-  in.read(head, sizeof(head));
-  return RejectParquetText(absl::string_view(head, static_cast<size_t>(in.gcount())), path);
+  const absl::StatusOr<std::string> head = ReadFileHead(path, kParquetMagic.size());
+  return head.ok() ? RejectParquetText(*head, path) : absl::OkStatus();
 }
 
 }  // namespace rollout

@@ -178,11 +178,10 @@ absl::StatusOr<Dataset<Example>> LoadDataset(const std::vector<std::string>& fil
 }  // namespace
 
 absl::Status CheckDataFile(const std::string& file, const std::string& key) {
-  const absl::StatusOr<std::string> text = ReadFile(file);
-  if (!text.ok()) return absl::Status(text.status().code(), absl::StrCat(key, ": ", text.status().message()));
-  const absl::Status parquet = RejectParquet(*text, file);
-  if (parquet.ok()) return parquet;
-  return absl::Status(parquet.code(), absl::StrCat(key, ": ", parquet.message()));
+  const absl::StatusOr<std::string> head = ReadFileHead(file, 4);  // enough for Parquet's magic
+  const absl::Status status = head.ok() ? RejectParquet(*head, file) : head.status();
+  if (status.ok()) return status;
+  return absl::Status(status.code(), absl::StrCat(key, ": ", status.message()));
 }
 
 absl::StatusOr<Dataset<PromptExample>> LoadPromptDataset(const std::vector<std::string>& files,

@@ -79,7 +79,7 @@ struct Dataset {
 // Whether `file` can be read as a dataset, before anything else starts: it exists and is
 // readable (NotFound, PermissionDenied naming it) and is not a Parquet file
 // (InvalidArgument). `key` names the recipe key that lists it ("data.train_files") in
-// the message. Rows are checked when the dataset loads.
+// the message. Reads the file's first bytes only; rows are checked when it loads.
 absl::Status CheckDataFile(const std::string& file, const std::string& key);
 
 // Each requires the prompt and a ground truth; data_source and extra_info (an

@@ -38,6 +38,16 @@ TEST(ReadFile, ContentsOrAClearError) {
   EXPECT_EQ(ReadFile(dir.path()).status().code(), absl::StatusCode::kInvalidArgument);
 }
 
+TEST(ReadFileHead, TheFirstBytesOrTheWholeShortFile) {
+  TempDir dir("file_util");
+  const std::string path = dir.Write("f.txt", std::string(100000, 'x') + "tail");
+  EXPECT_EQ(ReadFileHead(path, 4).value(), "xxxx");
+  EXPECT_EQ(ReadFileHead(path, 0).value(), "");
+  EXPECT_EQ(ReadFileHead(path, 200000).value().size(), 100004u);
+  EXPECT_EQ(ReadFileHead(dir.Path("missing"), 4).status().code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(ReadFileHead(dir.path(), 4).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
 TEST(WriteFileAtomically, ReplacesAndLeavesNoTemporaryFile) {
   TempDir dir;
   const std::string path = dir.Path("sub/dir/state.json");
