@@ -117,11 +117,21 @@ config = json.load(open(f"{model}/config.json"))
 # the forward / forward+backward passes take at least their FLOPs.
 hidden, layers, vocab = config["hidden_size"], config["num_hidden_layers"], config["vocab_size"]
 kv = config["num_key_value_heads"] * (hidden // config["num_attention_heads"])
-params = layers * (2 * hidden * hidden + 2 * hidden * kv + 3 * hidden * config["intermediate_size"]) + hidden * vocab
+body = layers * (2 * hidden * hidden + 2 * hidden * kv + 3 * hidden * config["intermediate_size"])
+params = body + hidden * vocab
 length = prompt_tokens + response_tokens
-def flops(tokens, context):  # a forward pass over `tokens` tokens that see `context` each on average
-    return tokens * (2 * params + 4 * layers * hidden * context)
-forward_flops = flops(batch * n * length, length / 2)
+def flops(tokens, context, lm_head=True):
+    """A forward pass over `tokens` tokens that see `context` each on average; lm_head:
+    the LM head runs on them too."""
+    return tokens * (2 * (params if lm_head else body) + 4 * layers * hidden * context)
+# The scoring passes (old_log_prob, ref; the update's forward, and its backward at twice
+# that) at their least work: each prompt once per group, without the LM head, and each
+# response after it, as ours packs them (workers/response_scores.h) ...
+forward_flops = (flops(batch * prompt_tokens, prompt_tokens / 2, lm_head=False) +
+                 flops(batch * n * response_tokens, prompt_tokens + response_tokens / 2))
+# ... and as a padded batch has them, every row's prompt with the LM head on every token
+# (HF's step does this work).
+padded_forward_flops = flops(batch * n * length, length / 2)
 gen_seconds = flops(batch * prompt_tokens, prompt_tokens / 2) / 790e12
 for s in range(response_tokens):
     seqs, context = batch * n, prompt_tokens + s
@@ -129,6 +139,7 @@ for s in range(response_tokens):
     gen_seconds += max(step_bytes / 4.3e12, flops(seqs, context) / 790e12)
 bound = {"gen": gen_seconds, "reward": 0, "old_log_prob": forward_flops / 790e12,
          "ref": forward_flops / 790e12, "adv": 0, "update_actor": 3 * forward_flops / 790e12}
+padded_bound_step = gen_seconds + 5 * padded_forward_flops / 790e12
 bound["step"] = sum(bound.values())
 print(f"\nGRPO step: {batch} prompts x n={n}, {prompt_tokens} + {response_tokens} tokens, bf16, one GPU, "
       f"Qwen2.5-0.5B shape with vocabulary {vocab} ({params / 1e6:.0f}M parameters in matmuls)")
@@ -141,6 +152,8 @@ for p in phases:
     ratio = r / o if ours and hf and o > 0 else float("nan")
     print(f"{p:<14}{o:>10.3f}{r:>10.3f}{ratio:>10.2f}{bound[p]:>10.3f}{fraction(bound[p], o):>12}"
           f"{fraction(bound[p], r):>10}")
+print(f"{'(padded)':<14}{'':>30}{padded_bound_step:>10.3f}  the step's bound with every row's prompt "
+      "scored and the LM head on every token, as a padded batch has them")
 for name, t in (("ours", ours), ("HF", hf)):
     if t:
         print(f"{name}: {tokens / t['step']:,.0f} tok/s a step (prompt + response), "
@@ -149,5 +162,6 @@ if ours and hf:
     ratio = hf["step"] / ours["step"]
     print(f"step ratio HF/ours {ratio:.2f}x; target 5x: {ratio / 5:.2f} of the target "
           f"({'met' if ratio >= 5 else 'NOT met'}); 5x needs a step of {hf['step'] / 5:.2f} s, "
-          f"the bound is {bound['step']:.2f} s (HF/bound {hf['step'] / bound['step']:.1f}x)")
+          f"the bound is {bound['step']:.2f} s (HF/bound {hf['step'] / bound['step']:.1f}x): a step "
+          f"of 5x runs at {bound['step'] / (hf['step'] / 5):.2f} of the bound")
 EOF
