@@ -1,5 +1,5 @@
-// `rollout train`: resolve the recipe, save it with the run, start the workers,
-// check them, and train.
+// `rollout train`: resolve the recipe, start the workers, check them, save the
+// resolved recipe with the run, and train.
 #include <signal.h>
 #include <unistd.h>
 
@@ -36,8 +36,9 @@ FlagSet MakeFlags(TrainFlags* f) {
   FlagSet flags(
       "rollout train RECIPE [key=value ...] [--dry-run]",
       "Trains with a recipe. key=value overrides any recipe key (actor.optim.lr=2e-5).\n"
-      "The resolved recipe is printed and saved as <trainer.default_local_dir>/resolved_recipe.yaml.\n"
-      "--dry-run starts every worker, runs the pre-flight check and stops.");
+      "The resolved recipe is printed, and saved as <trainer.default_local_dir>/resolved_recipe.yaml\n"
+      "once the workers have started and passed the pre-flight check.\n"
+      "--dry-run starts every worker, runs the pre-flight check and stops, saving nothing.");
   flags.AddBool("dry-run", &f->dry_run, "start the workers, check them, stop");
   flags.AddString("log_level", &f->log_level, "debug|info|warning|error");
   return flags;
@@ -118,8 +119,21 @@ absl::Status CheckDataFiles(const config::DataConfig& data) {
   return absl::OkStatus();
 }
 
+// <trainer.default_local_dir>/resolved_recipe.yaml, the recipe this run trains with.
+// Written only once the run has passed its checks, so a launch that stops on a bad
+// data file, a worker that does not start or a dry run leaves the file of the run
+// before it (the one its checkpoints came from) as it was.
+absl::Status SaveResolvedRecipe(const ResolvedRun& run) {
+  const std::string saved = run.recipe.recipe.trainer().default_local_dir() + "/resolved_recipe.yaml";
+  if (absl::Status s = WriteFileAtomically(saved, run.recipe_yaml); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("saving the resolved recipe: ", s.message()));
+  }
+  std::cout << "resolved recipe saved to " << saved << "\n" << std::flush;
+  return absl::OkStatus();
+}
+
 // Checks the data files, starts the workers, runs the pre-flight check and (without
-// --dry-run) the loop.
+// --dry-run) saves the resolved recipe and runs the loop.
 absl::Status Run(const ResolvedRun& run, const TrainFlags& flags, RunHealth* health) {
   RETURN_IF_ERROR(CheckDataFiles(run.recipe.recipe.data()));
   ASSIGN_OR_RETURN(std::string self, SelfExecutable());
@@ -133,9 +147,10 @@ absl::Status Run(const ResolvedRun& run, const TrainFlags& flags, RunHealth* hea
                    ControllerRuntime::Start(run.placement, options, &launcher, health));
   RETURN_IF_ERROR(RunPreflight(*runtime, run.placement, std::cout));
   if (flags.dry_run) {
-    std::cout << "dry run: all workers started and checked; stopping them\n";
+    std::cout << "dry run: all workers started and checked; stopping them (nothing saved)\n";
     return absl::OkStatus();
   }
+  RETURN_IF_ERROR(SaveResolvedRecipe(run));
   return Train(run.recipe.recipe, self, *runtime);
 }
 
@@ -177,14 +192,8 @@ int RunTrainCommand(const std::vector<std::string>& args) {
     return kExitUsage;
   }
   PrintIgnoredVerlKeys(*run, "rollout train", std::cerr);
-  std::cout << "# resolved recipe\n" << run->recipe_yaml << "\n" << run->placement.Describe();
-  const std::string saved =
-      run->recipe.recipe.trainer().default_local_dir() + "/resolved_recipe.yaml";
-  if (absl::Status s = WriteFileAtomically(saved, run->recipe_yaml); !s.ok()) {
-    std::cerr << "rollout train: saving the resolved recipe: " << s.message() << "\n";
-    return kExitRunFailed;
-  }
-  std::cout << "resolved recipe saved to " << saved << "\n" << std::flush;
+  std::cout << "# resolved recipe\n" << run->recipe_yaml << "\n" << run->placement.Describe()
+            << std::flush;
 
   absl::Status result = Run(*run, f, &health);
   if (result.ok()) return kExitOk;

@@ -125,6 +125,16 @@ TEST_F(CheckpointTrain, ThreeStepsThenAResumedRunOfThreeMoreMatchSixStraightBitF
       dir.path(), GrpoArgs(data, "resumed", {"trainer.total_training_steps=6", "trainer.save_freq=3"}));
   ASSERT_EQ(second.exit_code, 0) << second.output;
   EXPECT_THAT(second.output, HasSubstr("resuming from ckpt/resumed/global_step_3"));
+  const std::string resolved = dir.Path("ckpt/resumed/resolved_recipe.yaml");
+  EXPECT_THAT(FileContents(resolved), HasSubstr("total_training_steps: 6"));
+  // A relaunch that stops on a missing data file keeps the resolved recipe the
+  // checkpoints were trained with.
+  const CommandResult missing_data = RolloutIn(
+      dir.path(), GrpoArgs(dir.Path("no_such.jsonl"), "resumed", {"trainer.total_training_steps=9"}));
+  EXPECT_NE(missing_data.exit_code, 0);
+  EXPECT_THAT(missing_data.output, HasSubstr("data.train_files"));
+  EXPECT_THAT(FileContents(resolved), HasSubstr("total_training_steps: 6"));
+  EXPECT_THAT(FileContents(resolved), Not(HasSubstr("total_training_steps: 9")));
 
   ExpectSameCheckpoint(Reference("ckpt/straight/global_step_6"), dir.Path("ckpt/resumed/global_step_6"));
   const std::map<int, nlohmann::json> straight = StepMetrics(reference_->path(), "straight");
