@@ -96,7 +96,8 @@ absl::StatusOr<std::vector<CheckpointInfo>> InspectOne(FileSystem& fs, const std
 
 // Every byte of one checkpoint, or of every checkpoint under a root (and its
 // tracker), against the manifests. A single checkpoint must be loadable; under a
-// root, deleted-after-load ones are a consistent state, not damage.
+// root, deleted-after-load ones are a consistent state, not damage, but a root
+// without any checkpoint fails.
 int Verify(const std::string& path) {
   FileSystem& fs = *DefaultFileSystem();
   const bool single = ParseStepDirName(path).has_value();
@@ -119,6 +120,11 @@ int Verify(const std::string& path) {
     }
   }
   if (!single && first_problem.empty()) first_problem = TrackerProblem(fs, path, *checkpoints);
+  // Verifying nothing is no verification: most likely the wrong directory.
+  if (checkpoints->empty()) {
+    first_problem = absl::StrCat("no checkpoint in ", path,
+                                 " (no global_step_<N> directory): is it trainer.default_local_dir?");
+  }
   if (!first_problem.empty()) {
     std::cerr << "rollout ckpt verify: " << first_problem << "\n";
     return kExitRunFailed;

@@ -71,6 +71,15 @@ TEST_F(CkptCliTest, VerifyChecksTheTracker) {
                                        "which does not exist"));
 }
 
+TEST_F(CkptCliTest, VerifyOfADirectoryWithoutCheckpointsFails) {
+  TempDir empty("ckpt_cli_empty");
+  const CommandResult result = RunRollout({"ckpt", "verify", empty.path()});
+  EXPECT_EQ(result.exit_code, 1) << result.output;
+  EXPECT_THAT(result.output, HasSubstr("rollout ckpt verify: no checkpoint in " + empty.path() +
+                                       " (no global_step_<N> directory)"));
+  EXPECT_THAT(result.output, Not(HasSubstr("verified")));
+}
+
 TEST_F(CkptCliTest, BadUsageIsExitTwo) {
   EXPECT_EQ(RunRollout({"ckpt"}).exit_code, 2);
   EXPECT_EQ(RunRollout({"ckpt", "export", root_.path()}).exit_code, 2);  // no --hf
