@@ -23,19 +23,30 @@ absl::StatusOr<RewardInput> ParseSample(const std::string& line, const std::stri
   if (value.is_discarded() || !value.is_object()) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": not a JSON object"));
   }
-  RewardInput input;
-  const std::pair<const char*, std::string*> fields[] = {{"response", &input.response},
-                                                         {"ground_truth", &input.ground_truth},
-                                                         {"prompt", &input.prompt},
-                                                         {"data_source", &input.data_source}};
-  for (const auto& [key, target] : fields) {
-    if (!value.contains(key)) continue;
-    const json& field = value.at(key);
-    // Ground truths are often numbers or objects in datasets; keep them as JSON text.
-    *target = field.is_string() ? field.get<std::string>() : field.dump();
-  }
   if (!value.contains("response")) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": \"response\" is missing"));
+  }
+  // The ground truth at the top level, else where verl's rows keep it.
+  const json* ground_truth = value.contains("ground_truth") ? &value.at("ground_truth") : nullptr;
+  if (ground_truth == nullptr && value.contains("reward_model") && value.at("reward_model").is_object() &&
+      value.at("reward_model").contains("ground_truth")) {
+    ground_truth = &value.at("reward_model").at("ground_truth");
+  }
+  if (ground_truth == nullptr) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        where, ": no ground truth: neither \"ground_truth\" nor \"reward_model\": {\"ground_truth\": ...} "
+               "(a reward that needs none takes \"ground_truth\": \"\")"));
+  }
+  RewardInput input;
+  const std::pair<const json*, std::string*> fields[] = {
+      {&value.at("response"), &input.response},
+      {ground_truth, &input.ground_truth},
+      {value.contains("prompt") ? &value.at("prompt") : nullptr, &input.prompt},
+      {value.contains("data_source") ? &value.at("data_source") : nullptr, &input.data_source}};
+  for (const auto& [field, target] : fields) {
+    if (field == nullptr) continue;
+    // Ground truths are often numbers or objects in datasets; keep them as JSON text.
+    *target = field->is_string() ? field->get<std::string>() : field->dump();
   }
   if (value.contains("extra_info")) input.extra_info = value.at("extra_info").dump();
   return input;
@@ -66,7 +77,8 @@ int RunRewardCommand(const std::vector<std::string>& args) {
   std::string name, plugin, output;
   FlagSet flags("rollout reward [--name NAME | --plugin LIB.so] [--output FILE] < samples.jsonl",
                 "Scores JSON lines {\"response\", \"ground_truth\", optional \"prompt\",\n"
-                "\"data_source\", \"extra_info\"} from stdin; writes {\"score\", \"reward\",\n"
+                "\"data_source\", \"extra_info\"} from stdin (the ground truth may sit in verl's\n"
+                "\"reward_model\": {\"ground_truth\": ...}); writes {\"score\", \"reward\",\n"
                 "\"extra\"} per line. Without --name or --plugin, each line's data_source picks\n"
                 "the reward.");
   flags.AddString("name", &name, "reward function (gsm8k, countdown, math, exact_match, format)");

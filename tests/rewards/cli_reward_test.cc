@@ -62,6 +62,18 @@ TEST(RewardCommand, NamedRewardScoresEveryLineAndTakesNonStringGroundTruths) {
   EXPECT_EQ(lines[0]["extra"]["acc"], 1.0);
 }
 
+TEST(RewardCommand, TakesTheGroundTruthFromVerlsRewardModelField) {
+  const CommandResult run = RunReward(
+      {"--name", "gsm8k"},
+      "{\"response\": \"so #### 72\", \"reward_model\": {\"ground_truth\": \"72\", \"style\": \"rule\"}}\n"
+      "{\"response\": \"so #### 71\", \"reward_model\": {\"ground_truth\": \"72\", \"style\": \"rule\"}}\n");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::vector<nlohmann::json> lines = JsonLines(run.output);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0]["score"], 1.0);
+  EXPECT_EQ(lines[1]["score"], 0.0);
+}
+
 TEST(RewardCommand, PluginScoresEveryLine) {
   const CommandResult run =
       RunReward({"--plugin", EXAMPLE_PLUGIN_PATH},
@@ -80,12 +92,17 @@ TEST(RewardCommand, PluginScoresEveryLine) {
 }
 
 TEST(RewardCommand, BadLinesAndUnknownNamesAreUsageErrors) {
-  CommandResult run = RunReward({}, "{\"response\": \"x\", \"data_source\": \"nowhere\"}\n");
+  CommandResult run =
+      RunReward({}, "{\"response\": \"x\", \"ground_truth\": \"y\", \"data_source\": \"nowhere\"}\n");
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_THAT(run.output, HasSubstr("stdin:1: no reward for data_source 'nowhere'"));
   run = RunReward({"--name", "gsm8k"}, "{\"ground_truth\": \"1\"}\n");
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_THAT(run.output, HasSubstr("stdin:1: \"response\" is missing"));
+  run = RunReward({"--name", "gsm8k"}, "{\"response\": \"#### 1\"}\n");
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.output, HasSubstr("stdin:1: no ground truth: neither \"ground_truth\" nor "
+                                    "\"reward_model\": {\"ground_truth\": ...}"));
   run = RunReward({"--name", "nope"}, "");
   EXPECT_EQ(run.exit_code, 2);
   EXPECT_THAT(run.output, HasSubstr("unknown reward 'nope'"));
