@@ -37,7 +37,7 @@ FlagSet MakeFlags(TrainFlags* f) {
       "rollout train RECIPE [key=value ...] [--dry-run]",
       "Trains with a recipe. key=value overrides any recipe key (actor.optim.lr=2e-5).\n"
       "The resolved recipe is printed, and saved as <trainer.default_local_dir>/resolved_recipe.yaml\n"
-      "once the workers have started and passed the pre-flight check.\n"
+      "once the workers and the trainer are set up, before the first step.\n"
       "--dry-run starts every worker, runs the pre-flight check and stops, saving nothing.");
   flags.AddBool("dry-run", &f->dry_run, "start the workers, check them, stop");
   flags.AddString("log_level", &f->log_level, "debug|info|warning|error");
@@ -74,14 +74,30 @@ absl::Status RunSftWarmStart(const config::Recipe& recipe, WorkerGroup* policy) 
   return logger->Close();
 }
 
+// <trainer.default_local_dir>/resolved_recipe.yaml, the recipe this run trains with.
+// Written only once the run has passed its checks (data files, workers, the
+// trainer's batch splits and checkpoint to resume), so a launch that stops before
+// training, or a dry run, leaves the file of the run before it (the one its
+// checkpoints came from) as it was.
+absl::Status SaveResolvedRecipe(const ResolvedRun& run) {
+  const std::string saved = run.recipe.recipe.trainer().default_local_dir() + "/resolved_recipe.yaml";
+  if (absl::Status s = WriteFileAtomically(saved, run.recipe_yaml); !s.ok()) {
+    return absl::Status(s.code(), absl::StrCat("saving the resolved recipe: ", s.message()));
+  }
+  std::cout << "resolved recipe saved to " << saved << "\n" << std::flush;
+  return absl::OkStatus();
+}
+
 // The loop trainer.mode names (PPO / GRPO, SFT or DPO) over the started workers, with
-// the recipe's reward and loggers.
-absl::Status Train(const config::Recipe& recipe, const std::string& self, ControllerRuntime& runtime) {
+// the recipe's reward and loggers; saves the resolved recipe once the trainer is set up.
+absl::Status Train(const ResolvedRun& run, const std::string& self, ControllerRuntime& runtime) {
+  const config::Recipe& recipe = run.recipe.recipe;
   ASSIGN_OR_RETURN(WorkerGroup* policy, runtime.GroupForRole("actor"));
   MetricsLoggerOptions logger_options = ConsoleLoggerOptions(recipe.trainer());
   const std::string& mode = recipe.trainer().mode();
   if (mode == "sft" || mode == "dpo") {
     ASSIGN_OR_RETURN(std::unique_ptr<OfflineTrainer> trainer, OfflineTrainer::Create(recipe, policy));
+    RETURN_IF_ERROR(SaveResolvedRecipe(run));
     logger_options.console_options.total_steps = trainer->total_steps();
     ASSIGN_OR_RETURN(std::unique_ptr<MetricsLogger> logger, MetricsLogger::Create(logger_options));
     RETURN_IF_ERROR(trainer->Fit(*logger));
@@ -97,6 +113,7 @@ absl::Status Train(const config::Recipe& recipe, const std::string& self, Contro
   setup.reward = reward.get();
   if (absl::StatusOr<WorkerGroup*> critic = runtime.GroupForRole("critic"); critic.ok()) setup.critic = *critic;
   ASSIGN_OR_RETURN(std::unique_ptr<PpoTrainer> trainer, PpoTrainer::Create(setup));
+  RETURN_IF_ERROR(SaveResolvedRecipe(run));
   // A resumed run's weights already include the warm start.
   const bool warm_start = recipe.sft_warm_start().total_training_steps() > 0 && !trainer->resumed();
   if (warm_start) RETURN_IF_ERROR(RunSftWarmStart(recipe, policy));
@@ -119,21 +136,8 @@ absl::Status CheckDataFiles(const config::DataConfig& data) {
   return absl::OkStatus();
 }
 
-// <trainer.default_local_dir>/resolved_recipe.yaml, the recipe this run trains with.
-// Written only once the run has passed its checks, so a launch that stops on a bad
-// data file, a worker that does not start or a dry run leaves the file of the run
-// before it (the one its checkpoints came from) as it was.
-absl::Status SaveResolvedRecipe(const ResolvedRun& run) {
-  const std::string saved = run.recipe.recipe.trainer().default_local_dir() + "/resolved_recipe.yaml";
-  if (absl::Status s = WriteFileAtomically(saved, run.recipe_yaml); !s.ok()) {
-    return absl::Status(s.code(), absl::StrCat("saving the resolved recipe: ", s.message()));
-  }
-  std::cout << "resolved recipe saved to " << saved << "\n" << std::flush;
-  return absl::OkStatus();
-}
-
 // Checks the data files, starts the workers, runs the pre-flight check and (without
-// --dry-run) saves the resolved recipe and runs the loop.
+// --dry-run) the loop.
 absl::Status Run(const ResolvedRun& run, const TrainFlags& flags, RunHealth* health) {
   RETURN_IF_ERROR(CheckDataFiles(run.recipe.recipe.data()));
   ASSIGN_OR_RETURN(std::string self, SelfExecutable());
@@ -150,8 +154,7 @@ absl::Status Run(const ResolvedRun& run, const TrainFlags& flags, RunHealth* hea
     std::cout << "dry run: all workers started and checked; stopping them (nothing saved)\n";
     return absl::OkStatus();
   }
-  RETURN_IF_ERROR(SaveResolvedRecipe(run));
-  return Train(run.recipe.recipe, self, *runtime);
+  return Train(run, self, *runtime);
 }
 
 }  // namespace
