@@ -29,20 +29,25 @@ CommandResult RunReward(const std::vector<std::string>& args, const std::string&
   return RunCommand(argv);
 }
 
-std::vector<nlohmann::json> JsonLines(const std::string& text) {
+// The output lines of a `rollout reward ARGS < stdin_text` that must succeed; none
+// (and a test failure) when it does not.
+std::vector<nlohmann::json> ScoredLines(const std::vector<std::string>& args, const std::string& stdin_text) {
+  const CommandResult run = RunReward(args, stdin_text);
+  if (run.exit_code != 0) {
+    ADD_FAILURE() << "rollout reward exited with " << run.exit_code << ": " << run.output;
+    return {};
+  }
   std::vector<nlohmann::json> lines;
-  std::istringstream in(text);
+  std::istringstream in(run.output);
   for (std::string line; std::getline(in, line);) lines.push_back(nlohmann::json::parse(line));
   return lines;
 }
 
 TEST(RewardCommand, RoutesEachLineByDataSource) {
-  const CommandResult run = RunReward(
+  const std::vector<nlohmann::json> lines = ScoredLines(
       {}, "{\"data_source\": \"openai/gsm8k\", \"response\": \"so #### 72\", \"ground_truth\": \"72\"}\n"
           "\n"
           "{\"data_source\": \"exact_match\", \"response\": \" yes \", \"ground_truth\": \"no\"}\n");
-  ASSERT_EQ(run.exit_code, 0) << run.output;
-  const std::vector<nlohmann::json> lines = JsonLines(run.output);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0]["reward"], "gsm8k");
   EXPECT_EQ(lines[0]["score"], 1.0);
@@ -51,36 +56,30 @@ TEST(RewardCommand, RoutesEachLineByDataSource) {
 }
 
 TEST(RewardCommand, NamedRewardScoresEveryLineAndTakesNonStringGroundTruths) {
-  const CommandResult run = RunReward(
+  const std::vector<nlohmann::json> lines = ScoredLines(
       {"--name", "countdown"},
       "{\"response\": \"Assistant: <answer>(1 + 2) * 3</answer>\", "
       "\"ground_truth\": {\"target\": 9, \"numbers\": [1, 2, 3]}}\n");
-  ASSERT_EQ(run.exit_code, 0) << run.output;
-  const std::vector<nlohmann::json> lines = JsonLines(run.output);
   ASSERT_EQ(lines.size(), 1u);
   EXPECT_EQ(lines[0]["score"], 1.0);
   EXPECT_EQ(lines[0]["extra"]["acc"], 1.0);
 }
 
 TEST(RewardCommand, TakesTheGroundTruthFromVerlsRewardModelField) {
-  const CommandResult run = RunReward(
+  const std::vector<nlohmann::json> lines = ScoredLines(
       {"--name", "gsm8k"},
       "{\"response\": \"so #### 72\", \"reward_model\": {\"ground_truth\": \"72\", \"style\": \"rule\"}}\n"
       "{\"response\": \"so #### 71\", \"reward_model\": {\"ground_truth\": \"72\", \"style\": \"rule\"}}\n");
-  ASSERT_EQ(run.exit_code, 0) << run.output;
-  const std::vector<nlohmann::json> lines = JsonLines(run.output);
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0]["score"], 1.0);
   EXPECT_EQ(lines[1]["score"], 0.0);
 }
 
 TEST(RewardCommand, PluginScoresEveryLine) {
-  const CommandResult run =
-      RunReward({"--plugin", EXAMPLE_PLUGIN_PATH},
-                "{\"response\": \"it is 42\", \"ground_truth\": \"42\"}\n"
-                "{\"response\": \"it is 41\", \"ground_truth\": \"42\"}\n");
-  ASSERT_EQ(run.exit_code, 0) << run.output;
-  const std::vector<nlohmann::json> lines = JsonLines(run.output);
+  const std::vector<nlohmann::json> lines =
+      ScoredLines({"--plugin", EXAMPLE_PLUGIN_PATH},
+                  "{\"response\": \"it is 42\", \"ground_truth\": \"42\"}\n"
+                  "{\"response\": \"it is 41\", \"ground_truth\": \"42\"}\n");
   ASSERT_EQ(lines.size(), 2u);
   EXPECT_EQ(lines[0]["reward"], "contains_answer");
   EXPECT_EQ(lines[0]["score"], 1.0);
