@@ -11,7 +11,9 @@ namespace rollout::controller {
 int RunPlanCommand(const std::vector<std::string>& args) {
   FlagSet flags("rollout plan RECIPE [key=value ...]",
                 "Prints the resolved recipe (every key, defaults included) and the worker\n"
-                "processes a run would start, with their roles and devices. Starts nothing.");
+                "processes a run would start, with their roles and devices. Starts nothing.\n"
+                "Like train, refuses a data.train_batch_size that does not split over the\n"
+                "placed workers or into whole mini-batches.");
   absl::StatusOr<FlagSet::Parsed> parsed = flags.Parse(args);
   if (!parsed.ok()) {
     std::cerr << "rollout plan: " << parsed.status().message() << "\n";

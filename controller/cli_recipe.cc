@@ -1,6 +1,7 @@
 #include "controller/cli_recipe.h"
 
 #include "common/status_macros.h"
+#include "controller/batch_splits.h"
 
 namespace rollout::controller {
 
@@ -13,6 +14,7 @@ absl::StatusOr<ResolvedRun> ResolveRun(const std::vector<std::string>& positiona
   ASSIGN_OR_RETURN(run.recipe, config::LoadRecipe(positional.front(), overrides));
   run.recipe_yaml = config::RecipeToYaml(run.recipe.recipe);
   ASSIGN_OR_RETURN(run.placement, ResolvePlacement(run.recipe));
+  RETURN_IF_ERROR(CheckPlacementBatchSplits(run.recipe.recipe, run.placement));
   return run;
 }
 

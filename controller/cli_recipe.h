@@ -18,7 +18,8 @@ struct ResolvedRun {
   Placement placement;
 };
 
-// InvalidArgument when no recipe is named; otherwise the loader's or placement's error.
+// InvalidArgument when no recipe is named; otherwise the loader's or placement's error,
+// or a batch that does not split over the placed workers (controller/batch_splits.h).
 absl::StatusOr<ResolvedRun> ResolveRun(const std::vector<std::string>& positional);
 
 // One "<program>: note: ..." line for each verl key the recipe sets that was ignored

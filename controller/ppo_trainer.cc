@@ -12,6 +12,7 @@
 #include "common/logging.h"
 #include "common/recipe_batching.h"
 #include "common/status_macros.h"
+#include "controller/batch_splits.h"
 #include "controller/ppo_step.h"
 #include "controller/ppo_worker_calls.h"
 #include "controller/trainer_common.h"
@@ -40,24 +41,6 @@ double Mean(const std::vector<double>& values) {
   return values.empty() ? 0 : sum / static_cast<double>(values.size());
 }
 
-// data.train_batch_size must split over the `what` group and into whole mini-batches of
-// `<key>` prompts.
-absl::Status CheckSplits(const config::Recipe& recipe, const WorkerGroup& group, const std::string& what,
-                         const std::string& key, int64_t mini_batch_size) {
-  const int64_t batch_size = recipe.data().train_batch_size();
-  if (batch_size % group.world_size() != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("data.train_batch_size (", batch_size,
-                                                   ") must split evenly over the ", group.world_size(), " ",
-                                                   what, " workers"));
-  }
-  if (batch_size % mini_batch_size != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("data.train_batch_size (", batch_size, ") must be a multiple of ",
-                                                   key, " (", mini_batch_size,
-                                                   "): every update takes whole mini-batches"));
-  }
-  return absl::OkStatus();
-}
-
 // A pass that forms its micro-batches by tokens must fit the longest row in one, as
 // verl asserts.
 absl::Status CheckTokenBudget(const config::Recipe& recipe, const config::PassBatching& pass) {
@@ -72,8 +55,8 @@ absl::Status CheckTokenBudget(const config::Recipe& recipe, const config::PassBa
 // a critic exactly when the estimator needs one (verl's use_critic: gae).
 absl::Status CheckWorkers(const PpoTrainerSetup& setup) {
   const config::Recipe& recipe = setup.recipe;
-  RETURN_IF_ERROR(CheckSplits(recipe, *setup.policy, "policy", "actor.ppo_mini_batch_size",
-                              recipe.actor().ppo_mini_batch_size()));
+  RETURN_IF_ERROR(CheckBatchSplits(recipe, setup.policy->world_size(), "policy",
+                                   "actor.ppo_mini_batch_size", recipe.actor().ppo_mini_batch_size()));
   for (const config::PassBatching& pass : {config::UpdateActorBatching(recipe),
                                             config::OldLogProbBatching(recipe),
                                             config::RefLogProbBatching(recipe)}) {
@@ -92,8 +75,8 @@ absl::Status CheckWorkers(const PpoTrainerSetup& setup) {
   if (setup.critic == nullptr) return absl::OkStatus();
   RETURN_IF_ERROR(CheckTokenBudget(recipe, config::UpdateCriticBatching(recipe)));
   RETURN_IF_ERROR(CheckTokenBudget(recipe, config::CriticValuesBatching(recipe)));
-  return CheckSplits(recipe, *setup.critic, "critic", "critic.ppo_mini_batch_size",
-                     recipe.critic().ppo_mini_batch_size());
+  return CheckBatchSplits(recipe, setup.critic->world_size(), "critic", "critic.ppo_mini_batch_size",
+                          recipe.critic().ppo_mini_batch_size());
 }
 
 }  // namespace

@@ -1,0 +1,80 @@
+#include "controller/batch_splits.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace rollout::controller {
+namespace {
+
+using ::testing::HasSubstr;
+
+// The recipe `yaml` and the status of checking its batch splits against its placement.
+absl::Status CheckYaml(const std::string& yaml) {
+  absl::StatusOr<config::LoadedRecipe> recipe = config::ParseRecipeYaml(yaml, "test.yaml");
+  EXPECT_TRUE(recipe.ok()) << recipe.status();
+  absl::StatusOr<Placement> placement = ResolvePlacement(*recipe);
+  EXPECT_TRUE(placement.ok()) << placement.status();
+  return CheckPlacementBatchSplits(recipe->recipe, *placement);
+}
+
+constexpr char kTwoCpuWorkers[] =
+    "trainer: {device: cpu, n_gpus_per_node: 2}\nalgorithm: {adv_estimator: grpo}\n";
+
+TEST(BatchSplits, WholeMiniBatchesOverTheWorkersPass) {
+  EXPECT_TRUE(CheckYaml(std::string(kTwoCpuWorkers) +
+                        "data: {train_batch_size: 8}\nactor: {ppo_mini_batch_size: 4}\n"
+                        "rollout: {n: 1}\n")
+                  .ok());
+}
+
+TEST(BatchSplits, ABatchThatDoesNotSplitOverTheWorkersNamesTheirCount) {
+  const absl::Status status = CheckYaml(std::string(kTwoCpuWorkers) +
+                                        "data: {train_batch_size: 7}\nactor: {ppo_mini_batch_size: 7}\n");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("data.train_batch_size (7) must split evenly over the 2 policy workers"));
+}
+
+TEST(BatchSplits, PartialMiniBatchesNameTheKey) {
+  const absl::Status status = CheckYaml(std::string(kTwoCpuWorkers) +
+                                        "data: {train_batch_size: 8}\nactor: {ppo_mini_batch_size: 3}\n");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("data.train_batch_size (8) must be a multiple of actor.ppo_mini_batch_size (3)"));
+}
+
+TEST(BatchSplits, AMiniBatchsRowsMustSplitOverTheWorkers) {
+  // 8 prompts in mini-batches of 1 prompt x 1 response: one row for two workers.
+  const absl::Status status = CheckYaml(std::string(kTwoCpuWorkers) +
+                                        "data: {train_batch_size: 8}\nactor: {ppo_mini_batch_size: 1}\n"
+                                        "rollout: {n: 1}\n");
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(status.message()),
+              HasSubstr("actor.ppo_mini_batch_size x rollout.n = 1 rows do not split over the 2 policy workers"));
+}
+
+TEST(BatchSplits, TheCriticsMiniBatchIsCheckedWhereACriticIsPlaced) {
+  const std::string gae =
+      "trainer: {device: cpu}\nalgorithm: {adv_estimator: gae}\n"
+      "data: {train_batch_size: 8}\nactor: {ppo_mini_batch_size: 4}\n";
+  EXPECT_TRUE(CheckYaml(gae + "critic: {ppo_mini_batch_size: 8}\n").ok());
+  const absl::Status status = CheckYaml(gae + "critic: {ppo_mini_batch_size: 5}\n");
+  EXPECT_THAT(std::string(status.message()), HasSubstr("critic.ppo_mini_batch_size (5)"));
+  // Without a critic (grpo), the critic's key is not checked.
+  EXPECT_TRUE(CheckYaml("trainer: {device: cpu}\nalgorithm: {adv_estimator: grpo}\n"
+                        "data: {train_batch_size: 8}\nactor: {ppo_mini_batch_size: 4}\n"
+                        "critic: {ppo_mini_batch_size: 5}\n")
+                  .ok());
+}
+
+TEST(BatchSplits, SftAndDpoSplitTheirOwnBatches) {
+  for (const char* mode : {"sft", "dpo"}) {
+    EXPECT_TRUE(CheckYaml(std::string("trainer: {device: cpu, mode: ") + mode +
+                          "}\ndata: {train_batch_size: 8}\nactor: {ppo_mini_batch_size: 3}\n")
+                    .ok())
+        << mode;
+  }
+}
+
+}  // namespace
+}  // namespace rollout::controller
