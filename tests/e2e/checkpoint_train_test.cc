@@ -128,8 +128,7 @@ TEST_F(CheckpointTrain, ThreeStepsThenAResumedRunOfThreeMoreMatchSixStraightBitF
   const std::string resolved = dir.Path("ckpt/resumed/resolved_recipe.yaml");
   EXPECT_THAT(FileContents(resolved), HasSubstr("total_training_steps: 6"));
   // Relaunches that stop before training (a missing data file; mini-batches that do
-  // not split the batch, found once the workers are up) keep the resolved recipe the
-  // checkpoints were trained with.
+  // not split the batch) keep the resolved recipe the checkpoints were trained with.
   const CommandResult missing_data = RolloutIn(
       dir.path(), GrpoArgs(dir.Path("no_such.jsonl"), "resumed", {"trainer.total_training_steps=9"}));
   EXPECT_NE(missing_data.exit_code, 0);
