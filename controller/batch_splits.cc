@@ -1,12 +1,20 @@
 #include "controller/batch_splits.h"
 
+#include <cstdint>
+#include <string>
+
 #include "absl/strings/str_cat.h"
+#include "common/recipe_batching.h"
 #include "common/status_macros.h"
 
 namespace rollout::controller {
+namespace {
 
-absl::Status CheckBatchSplits(const config::Recipe& recipe, int world, const std::string& what,
-                              const std::string& key, int64_t mini_batch_size) {
+// data.train_batch_size over `world` workers of the `what` group ("policy", "critic")
+// and into whole mini-batches of `key` (`mini_batch_size` prompts), whose rows split
+// over the workers too.
+absl::Status CheckSplits(const config::Recipe& recipe, int world, const std::string& what,
+                         const std::string& key, int64_t mini_batch_size) {
   const int64_t batch_size = recipe.data().train_batch_size();
   if (batch_size % world != 0) {
     return absl::InvalidArgumentError(absl::StrCat("data.train_batch_size (", batch_size,
@@ -27,7 +35,15 @@ absl::Status CheckBatchSplits(const config::Recipe& recipe, int world, const std
   return absl::OkStatus();
 }
 
-namespace {
+// A pass that forms its micro-batches by tokens must fit the longest row in one, as
+// verl asserts.
+absl::Status CheckTokenBudget(const config::Recipe& recipe, const config::PassBatching& pass) {
+  const int64_t longest = int64_t{recipe.data().max_prompt_length()} + recipe.data().max_response_length();
+  if (pass.max_tokens == 0 || pass.max_tokens >= longest) return absl::OkStatus();
+  return absl::InvalidArgumentError(absl::StrCat(
+      pass.budget_key, " (", pass.max_tokens, ") must be at least data.max_prompt_length + ",
+      "data.max_response_length (", longest, "): a micro-batch by tokens holds whole rows"));
+}
 
 // Workers of the pool `role` is placed on; 0 when the role is not placed.
 int RoleWorld(const Placement& placement, const std::string& role) {
@@ -41,16 +57,32 @@ int RoleWorld(const Placement& placement, const std::string& role) {
 
 }  // namespace
 
-absl::Status CheckPlacementBatchSplits(const config::Recipe& recipe, const Placement& placement) {
+absl::Status CheckPolicyBatching(const config::Recipe& recipe, int world) {
+  RETURN_IF_ERROR(CheckSplits(recipe, world, "policy", "actor.ppo_mini_batch_size",
+                              recipe.actor().ppo_mini_batch_size()));
+  for (const config::PassBatching& pass : {config::UpdateActorBatching(recipe),
+                                            config::OldLogProbBatching(recipe),
+                                            config::RefLogProbBatching(recipe)}) {
+    RETURN_IF_ERROR(CheckTokenBudget(recipe, pass));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status CheckCriticBatching(const config::Recipe& recipe, int world) {
+  RETURN_IF_ERROR(CheckTokenBudget(recipe, config::UpdateCriticBatching(recipe)));
+  RETURN_IF_ERROR(CheckTokenBudget(recipe, config::CriticValuesBatching(recipe)));
+  return CheckSplits(recipe, world, "critic", "critic.ppo_mini_batch_size",
+                     recipe.critic().ppo_mini_batch_size());
+}
+
+absl::Status CheckPlacementBatching(const config::Recipe& recipe, const Placement& placement) {
   const std::string& mode = recipe.trainer().mode();
   if (mode == "sft" || mode == "dpo") return absl::OkStatus();
   if (const int world = RoleWorld(placement, "actor"); world > 0) {
-    RETURN_IF_ERROR(CheckBatchSplits(recipe, world, "policy", "actor.ppo_mini_batch_size",
-                                     recipe.actor().ppo_mini_batch_size()));
+    RETURN_IF_ERROR(CheckPolicyBatching(recipe, world));
   }
   if (const int world = RoleWorld(placement, "critic"); world > 0) {
-    RETURN_IF_ERROR(CheckBatchSplits(recipe, world, "critic", "critic.ppo_mini_batch_size",
-                                     recipe.critic().ppo_mini_batch_size()));
+    RETURN_IF_ERROR(CheckCriticBatching(recipe, world));
   }
   return absl::OkStatus();
 }

@@ -14,7 +14,7 @@ absl::StatusOr<ResolvedRun> ResolveRun(const std::vector<std::string>& positiona
   ASSIGN_OR_RETURN(run.recipe, config::LoadRecipe(positional.front(), overrides));
   run.recipe_yaml = config::RecipeToYaml(run.recipe.recipe);
   ASSIGN_OR_RETURN(run.placement, ResolvePlacement(run.recipe));
-  RETURN_IF_ERROR(CheckPlacementBatchSplits(run.recipe.recipe, run.placement));
+  RETURN_IF_ERROR(CheckPlacementBatching(run.recipe.recipe, run.placement));
   return run;
 }
 

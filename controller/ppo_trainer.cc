@@ -10,7 +10,6 @@
 #include "absl/strings/str_cat.h"
 #include "algorithms/dapo.h"
 #include "common/logging.h"
-#include "common/recipe_batching.h"
 #include "common/status_macros.h"
 #include "controller/batch_splits.h"
 #include "controller/ppo_step.h"
@@ -41,27 +40,11 @@ double Mean(const std::vector<double>& values) {
   return values.empty() ? 0 : sum / static_cast<double>(values.size());
 }
 
-// A pass that forms its micro-batches by tokens must fit the longest row in one, as
-// verl asserts.
-absl::Status CheckTokenBudget(const config::Recipe& recipe, const config::PassBatching& pass) {
-  const int64_t longest = int64_t{recipe.data().max_prompt_length()} + recipe.data().max_response_length();
-  if (pass.max_tokens == 0 || pass.max_tokens >= longest) return absl::OkStatus();
-  return absl::InvalidArgumentError(absl::StrCat(
-      pass.budget_key, " (", pass.max_tokens, ") must be at least data.max_prompt_length + ",
-      "data.max_response_length (", longest, "): a micro-batch by tokens holds whole rows"));
-}
-
-// The worker groups against the recipe: batch splits over each group, token budgets, and
-// a critic exactly when the estimator needs one (verl's use_critic: gae).
+// The worker groups against the recipe: each group's batching (controller/batch_splits.h)
+// and a critic exactly when the estimator needs one (verl's use_critic: gae).
 absl::Status CheckWorkers(const PpoTrainerSetup& setup) {
   const config::Recipe& recipe = setup.recipe;
-  RETURN_IF_ERROR(CheckBatchSplits(recipe, setup.policy->world_size(), "policy",
-                                   "actor.ppo_mini_batch_size", recipe.actor().ppo_mini_batch_size()));
-  for (const config::PassBatching& pass : {config::UpdateActorBatching(recipe),
-                                            config::OldLogProbBatching(recipe),
-                                            config::RefLogProbBatching(recipe)}) {
-    RETURN_IF_ERROR(CheckTokenBudget(recipe, pass));
-  }
+  RETURN_IF_ERROR(CheckPolicyBatching(recipe, setup.policy->world_size()));
   const std::string& estimator = recipe.algorithm().adv_estimator();
   if (estimator == "gae" && setup.critic == nullptr) {
     return absl::InvalidArgumentError(
@@ -73,10 +56,7 @@ absl::Status CheckWorkers(const PpoTrainerSetup& setup) {
         estimator, " does not use one: remove placement.critic or use gae"));
   }
   if (setup.critic == nullptr) return absl::OkStatus();
-  RETURN_IF_ERROR(CheckTokenBudget(recipe, config::UpdateCriticBatching(recipe)));
-  RETURN_IF_ERROR(CheckTokenBudget(recipe, config::CriticValuesBatching(recipe)));
-  return CheckBatchSplits(recipe, setup.critic->world_size(), "critic", "critic.ppo_mini_batch_size",
-                          recipe.critic().ppo_mini_batch_size());
+  return CheckCriticBatching(recipe, setup.critic->world_size());
 }
 
 }  // namespace

@@ -14,7 +14,7 @@ absl::Status CheckYaml(const std::string& yaml) {
   EXPECT_TRUE(recipe.ok()) << recipe.status();
   absl::StatusOr<Placement> placement = ResolvePlacement(*recipe);
   EXPECT_TRUE(placement.ok()) << placement.status();
-  return CheckPlacementBatchSplits(recipe->recipe, *placement);
+  return CheckPlacementBatching(recipe->recipe, *placement);
 }
 
 constexpr char kTwoCpuWorkers[] =
@@ -65,6 +65,30 @@ TEST(BatchSplits, TheCriticsMiniBatchIsCheckedWhereACriticIsPlaced) {
                         "data: {train_batch_size: 8}\nactor: {ppo_mini_batch_size: 4}\n"
                         "critic: {ppo_mini_batch_size: 5}\n")
                   .ok());
+}
+
+TEST(BatchSplits, ATokenBudgetBelowTheLongestRowNamesItsKey) {
+  const std::string lengths =
+      "trainer: {device: cpu}\nalgorithm: {adv_estimator: gae}\n"
+      "data: {train_batch_size: 8, max_prompt_length: 64, max_response_length: 64}\n"
+      "actor: {ppo_mini_batch_size: 4}\ncritic: {ppo_mini_batch_size: 4}\n";
+  // Budgets count only where micro-batches are formed by tokens.
+  EXPECT_TRUE(CheckYaml(lengths + "rollout: {log_prob_max_token_len_per_gpu: 100}\n").ok());
+  EXPECT_TRUE(CheckYaml(lengths + "rollout: {log_prob_use_dynamic_bsz: true, "
+                                  "log_prob_max_token_len_per_gpu: 128}\n")
+                  .ok());
+  const absl::Status policy = CheckYaml(lengths + "rollout: {log_prob_use_dynamic_bsz: true, "
+                                                  "log_prob_max_token_len_per_gpu: 127}\n");
+  EXPECT_EQ(policy.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(policy.message()),
+              HasSubstr("rollout.log_prob_max_token_len_per_gpu (127) must be at least "
+                        "data.max_prompt_length + data.max_response_length (128)"));
+  const absl::Status critic = CheckYaml(
+      "trainer: {device: cpu}\nalgorithm: {adv_estimator: gae}\n"
+      "data: {train_batch_size: 8, max_prompt_length: 64, max_response_length: 64}\n"
+      "actor: {ppo_mini_batch_size: 4}\n"
+      "critic: {ppo_mini_batch_size: 4, use_dynamic_bsz: true, ppo_max_token_len_per_gpu: 64}\n");
+  EXPECT_THAT(std::string(critic.message()), HasSubstr("critic.ppo_max_token_len_per_gpu (64)"));
 }
 
 TEST(BatchSplits, SftAndDpoSplitTheirOwnBatches) {
