@@ -83,9 +83,10 @@ fi
 
 # The figures: ours averaged over steps 2..STEPS, HF over its timed steps (after the
 # first when there are several).
-python3 - "$out" "$work/model" "$batch" "$n" "$prompt_tokens" "$response_tokens" <<'EOF' | tee "$out/summary.txt"
+python3 - "$out" "$work/model" "$batch" "$n" "$prompt_tokens" "$response_tokens" "$mini_batch" <<'EOF' | tee "$out/summary.txt"
 import json, os, sys
-out, model, (batch, n, prompt_tokens, response_tokens) = sys.argv[1], sys.argv[2], map(int, sys.argv[3:])
+out, model = sys.argv[1], sys.argv[2]
+batch, n, prompt_tokens, response_tokens, mini_batch = map(int, sys.argv[3:])
 phases = ["gen", "reward", "old_log_prob", "ref", "adv", "update_actor", "step"]
 def mean(rows, key):
     values = [r[key] for r in rows if key in r]
@@ -137,7 +138,11 @@ for s in range(response_tokens):
     seqs, context = batch * n, prompt_tokens + s
     step_bytes = 2 * params + seqs * (context * layers * 2 * kv * 2 + vocab * 2)
     gen_seconds += max(step_bytes / 4.3e12, flops(seqs, context) / 790e12)
-bound = {"gen": gen_seconds, "reward": 0, "old_log_prob": forward_flops / 790e12,
+# The old-log-prob pass needs only the mini-batches after the first: with one epoch the
+# first is trained before any optimizer step, so the update's own forward gives its old
+# log-probs (controller/ppo_worker_calls.h, OnPolicyRowsPerRank).
+scored_share = (batch - mini_batch) / batch
+bound = {"gen": gen_seconds, "reward": 0, "old_log_prob": scored_share * forward_flops / 790e12,
          "ref": forward_flops / 790e12, "adv": 0, "update_actor": 3 * forward_flops / 790e12}
 padded_bound_step = gen_seconds + 5 * padded_forward_flops / 790e12
 bound["step"] = sum(bound.values())

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <optional>
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
@@ -222,7 +223,10 @@ absl::Status PpoTrainer::PrepareUpdates(Batch* batch, std::map<std::string, doub
     RETURN_IF_ERROR(batch->AddTensor("old_log_probs", rollout_log_probs));
   } else {
     RETURN_IF_ERROR(Timed("old_log_prob", metrics, [&]() -> absl::Status {
-      ASSIGN_OR_RETURN((*metrics)["actor/entropy"], ComputeOldLogProbs(policy, batch));
+      ASSIGN_OR_RETURN(const std::optional<double> entropy,
+                       ComputeOldLogProbs(policy, OnPolicyRowsPerRank(recipe, policy.world_size()), batch));
+      // Without scored rows actor/entropy comes from the update.
+      if (entropy.has_value()) (*metrics)["actor/entropy"] = *entropy;
       return absl::OkStatus();
     }));
   }
@@ -261,8 +265,9 @@ absl::Status PpoTrainer::UpdateModels(const Batch& batch, std::map<std::string, 
   }
   if (!ActorUpdatesAt(global_step_ + 1, setup_.recipe.trainer().critic_warmup())) return absl::OkStatus();
   return Timed("update_actor", metrics, [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(const auto actor_metrics,
-                     UpdateActor(*setup_.policy, batch, setup_.recipe.actor().use_kl_loss()));
+    const int64_t on_policy_rows = OnPolicyRowsPerRank(setup_.recipe, setup_.policy->world_size());
+    ASSIGN_OR_RETURN(const auto actor_metrics, UpdateActor(*setup_.policy, batch,
+                                                           setup_.recipe.actor().use_kl_loss(), on_policy_rows));
     metrics->insert(actor_metrics.begin(), actor_metrics.end());
     rollout_weights_stale_ = setup_.rollout != setup_.policy;
     return absl::OkStatus();

@@ -2,6 +2,10 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
 #include "common/batch_metrics.h"
 #include "common/status_macros.h"
 
@@ -46,13 +50,47 @@ const std::vector<std::string>& SequenceColumns() {
   return *columns;
 }
 
-absl::StatusOr<double> ComputeOldLogProbs(WorkerGroup& policy, Batch* batch) {
-  ASSIGN_OR_RETURN(const Batch sequences, batch->Select(SequenceColumns()));
-  ASSIGN_OR_RETURN(const Batch out, policy.CallDpSplit("actor.compute_log_prob", sequences));
-  ASSIGN_OR_RETURN(const at::Tensor entropys, out.Tensor("entropys"));
+int64_t OnPolicyRowsPerRank(const config::Recipe& recipe, int world) {
+  if (recipe.actor().ppo_epochs() != 1 || recipe.algorithm().use_kl_in_reward() ||
+      recipe.algorithm().rollout_correction().bypass_mode() || world < 1) {
+    return 0;
+  }
+  return int64_t{recipe.actor().ppo_mini_batch_size()} * recipe.rollout().n() / world;
+}
+
+absl::StatusOr<std::optional<double>> ComputeOldLogProbs(WorkerGroup& policy, int64_t on_policy_rows,
+                                                         Batch* batch) {
+  const int64_t world = policy.world_size(), rows = batch->size();
+  const int64_t shard = rows / world;
+  if (rows % world != 0 || on_policy_rows < 0 || on_policy_rows > shard) {
+    return absl::InvalidArgumentError(absl::StrCat("old_log_prob: ", rows, " rows over ", world,
+                                                   " actor workers with ", on_policy_rows,
+                                                   " on-policy rows a worker"));
+  }
   ASSIGN_OR_RETURN(const at::Tensor mask, batch->Tensor("response_mask"));
-  RETURN_IF_ERROR(Merge(out.Select({"old_log_probs"}), batch));
-  const at::Tensor weights = mask.to(at::kFloat);
+  at::Tensor old_log_probs = at::full(mask.sizes(), std::nanf(""), at::kFloat);
+  const int64_t scored_per_shard = shard - on_policy_rows;
+  if (scored_per_shard == 0) {
+    RETURN_IF_ERROR(batch->AddTensor("old_log_probs", old_log_probs));
+    return std::nullopt;
+  }
+  ASSIGN_OR_RETURN(const Batch sequences, batch->Select(SequenceColumns()));
+  std::vector<Batch> scored_shards;
+  for (int64_t rank = 0; rank < world; ++rank) {
+    ASSIGN_OR_RETURN(Batch scored, sequences.Slice(rank * shard + on_policy_rows, (rank + 1) * shard));
+    scored_shards.push_back(std::move(scored));
+  }
+  ASSIGN_OR_RETURN(const Batch scored, Batch::Concat(scored_shards));
+  ASSIGN_OR_RETURN(const Batch out, policy.CallDpSplit("actor.compute_log_prob", scored));
+  ASSIGN_OR_RETURN(const at::Tensor scored_log_probs, out.Tensor("old_log_probs"));
+  ASSIGN_OR_RETURN(const at::Tensor entropys, out.Tensor("entropys"));
+  for (int64_t rank = 0; rank < world; ++rank) {
+    old_log_probs.narrow(0, rank * shard + on_policy_rows, scored_per_shard)
+        .copy_(scored_log_probs.narrow(0, rank * scored_per_shard, scored_per_shard));
+  }
+  RETURN_IF_ERROR(batch->AddTensor("old_log_probs", old_log_probs));
+  ASSIGN_OR_RETURN(const at::Tensor scored_mask, scored.Tensor("response_mask"));
+  const at::Tensor weights = scored_mask.to(at::kFloat);
   return ((entropys * weights).sum() / weights.sum().clamp_min(1)).item<double>();
 }
 
@@ -72,10 +110,11 @@ absl::StatusOr<std::map<std::string, double>> UpdateCritic(WorkerGroup& critic, 
 }
 
 absl::StatusOr<std::map<std::string, double>> UpdateActor(WorkerGroup& policy, const Batch& batch,
-                                                          bool use_kl_loss) {
+                                                          bool use_kl_loss, int64_t on_policy_rows) {
   std::vector<std::string> extra = {"old_log_probs", "advantages"};
   if (use_kl_loss) extra.push_back("ref_log_prob");
-  ASSIGN_OR_RETURN(const Batch update, SelectWith(batch, extra));
+  ASSIGN_OR_RETURN(Batch update, SelectWith(batch, extra));
+  if (on_policy_rows > 0) update.SetMeta("on_policy_rows", absl::StrCat(on_policy_rows));
   return TrainOnShards(policy, "actor.update_actor", update);
 }
 

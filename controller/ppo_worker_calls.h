@@ -6,11 +6,13 @@
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
 #include "common/batch.h"
+#include "common/recipe_loader.h"
 #include "controller/worker_group.h"
 
 namespace rollout::controller {
@@ -19,9 +21,22 @@ namespace rollout::controller {
 // attention_mask, position_ids, responses, response_mask.
 const std::vector<std::string>& SequenceColumns();
 
-// actor.compute_log_prob: adds old_log_probs [N, R]; returns actor/entropy, the mean
-// entropy over the response tokens.
-absl::StatusOr<double> ComputeOldLogProbs(WorkerGroup& policy, Batch* batch);
+// Rows at the start of each actor rank's shard whose old log-probs the update takes
+// from its own forward (meta on_policy_rows of actor.update_actor): the rank's share of
+// the first mini-batch, which with ppo_epochs 1 is trained before any optimizer step,
+// under the weights that sampled it, so scoring it beforehand would repeat that
+// forward (verl's on_policy case; TRL skips it with num_iterations 1). 0 when the step
+// needs the old log-probs before the update (algorithm.use_kl_in_reward), takes them
+// from the rollout (bypass mode) or trains more epochs. `world`: the actor's ranks.
+int64_t OnPolicyRowsPerRank(const config::Recipe& recipe, int world);
+
+// actor.compute_log_prob on every row but the first `on_policy_rows` of each rank's
+// shard (OnPolicyRowsPerRank): adds old_log_probs [N, R], NaN in the rows not scored;
+// returns actor/entropy, the mean entropy over the scored rows' response tokens, or
+// nullopt when no row was scored. InvalidArgument when the rows do not split evenly
+// over the group or a shard has fewer than `on_policy_rows` rows.
+absl::StatusOr<std::optional<double>> ComputeOldLogProbs(WorkerGroup& policy, int64_t on_policy_rows,
+                                                         Batch* batch);
 
 // ref.compute_ref_log_prob: adds ref_log_prob [N, R].
 absl::Status ComputeRefLogProbs(WorkerGroup& policy, Batch* batch);
@@ -34,9 +49,11 @@ absl::Status ComputeValues(WorkerGroup& critic, Batch* batch);
 absl::StatusOr<std::map<std::string, double>> UpdateCritic(WorkerGroup& critic, const Batch& batch);
 
 // actor.update_actor on the sequences with old_log_probs and advantages (and
-// ref_log_prob with `use_kl_loss`); the ranks' metrics averaged.
+// ref_log_prob with `use_kl_loss`), the first `on_policy_rows` of each rank's shard
+// anchored to the update's own forward (OnPolicyRowsPerRank); the ranks' metrics
+// averaged.
 absl::StatusOr<std::map<std::string, double>> UpdateActor(WorkerGroup& policy, const Batch& batch,
-                                                          bool use_kl_loss);
+                                                          bool use_kl_loss, int64_t on_policy_rows);
 
 // Critic warmup: the actor first updates at step critic_warmup + 1 (steps count from 1),
 // after critic_warmup steps that train only the critic, as verl documents

@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -44,7 +45,8 @@ absl::StatusOr<models::TokenScores> PolicyActor::ComputeLogProbs(const PolicyBat
 
 absl::Status PolicyActor::AccumulateMicroBatch(const PolicyBatch& micro,
                                                std::optional<models::SharedPromptPacking> packed,
-                                               double share, TensorMetricLists* metrics) {
+                                               int64_t on_policy_rows, double share,
+                                               TensorMetricLists* metrics) {
   const models::TokenScores scores =
       packed ? ScorePackedResponses(*model_, *packed, micro.input_ids.size(0),
                                     micro.responses.size(1), /*with_entropy=*/true,
@@ -53,8 +55,13 @@ absl::Status PolicyActor::AccumulateMicroBatch(const PolicyBatch& micro,
                               micro.responses, /*with_entropy=*/true, options_.temperature,
                               PromptSharing::kNever);
   const at::Tensor& mask = micro.response_mask;
+  at::Tensor old_log_probs = micro.old_log_probs.to(at::kFloat);
+  if (on_policy_rows > 0) {
+    const at::Tensor rows = at::arange(old_log_probs.size(0), old_log_probs.options().dtype(at::kLong));
+    old_log_probs = at::where((rows < on_policy_rows).unsqueeze(1), scores.log_probs.detach(), old_log_probs);
+  }
   ASSIGN_OR_RETURN(const algorithms::PolicyLossResult pg,
-                   algorithms::ComputePolicyLoss(micro.old_log_probs.to(at::kFloat), scores.log_probs,
+                   algorithms::ComputePolicyLoss(old_log_probs, scores.log_probs,
                                                  micro.advantages.to(at::kFloat), mask,
                                                  options_.policy_loss));
   const std::string& agg_mode = options_.policy_loss.loss_agg_mode;
@@ -82,8 +89,15 @@ absl::Status PolicyActor::AccumulateMicroBatch(const PolicyBatch& micro,
   return absl::OkStatus();
 }
 
-absl::StatusOr<std::map<std::string, double>> PolicyActor::Update(const PolicyBatch& batch) {
+absl::StatusOr<std::map<std::string, double>> PolicyActor::Update(const PolicyBatch& batch,
+                                                                  int64_t on_policy_rows) {
   RETURN_IF_ERROR(CheckPolicyBatch(batch, /*for_update=*/true, options_.use_kl_loss));
+  const int64_t on_policy_limit = options_.plan.epochs == 1 ? options_.plan.mini_batch_rows : 0;
+  if (on_policy_rows < 0 || on_policy_rows > on_policy_limit) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "update_actor: ", on_policy_rows, " on-policy rows; at most ", on_policy_limit,
+        " (the first mini-batch, and only with ppo_epochs 1: ", options_.plan.epochs, ")"));
+  }
   const double lr = schedule_.LrAt(updates_);
   optimizer_.set_lr(lr);
   model_->set_training(true);
@@ -103,7 +117,8 @@ absl::StatusOr<std::map<std::string, double>> PolicyActor::Update(const PolicyBa
             *model_, host_ids.narrow(0, start, rows), host_mask.narrow(0, start, rows),
             host_positions.narrow(0, start, rows), batch.responses.size(1),
             options_.prompt_sharing);
-        return AccumulateMicroBatch(SliceRows(batch, start, rows), std::move(packed), share,
+        return AccumulateMicroBatch(SliceRows(batch, start, rows), std::move(packed),
+                                    std::clamp<int64_t>(on_policy_rows - start, 0, rows), share,
                                     &metrics);
       },
       [&] { return finite_checks.Resolve(); });

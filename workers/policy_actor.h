@@ -70,7 +70,14 @@ class PolicyActor {
   // skipped (counted in actor/grad_norm_nonfinite). Metrics: actor/pg_loss,
   // actor/pg_clipfrac, actor/pg_clipfrac_lower, actor/ppo_kl, actor/entropy,
   // actor/kl_loss and actor/kl_coef (with use_kl_loss), actor/grad_norm, actor/lr.
-  absl::StatusOr<std::map<std::string, double>> Update(const PolicyBatch& batch);
+  //
+  // The first `on_policy_rows` rows (at most a mini-batch, and only with one epoch) are
+  // trained before any optimizer step, under the weights that sampled them: their ratio
+  // is anchored to this forward's own log-probs, detached, and their old_log_probs are
+  // ignored (the controller skips scoring them; verl's on_policy case, TRL's
+  // num_iterations = 1). InvalidArgument for a count outside that range.
+  absl::StatusOr<std::map<std::string, double>> Update(const PolicyBatch& batch,
+                                                       int64_t on_policy_rows = 0);
 
   int64_t updates() const { return updates_; }
   // For checkpoints (workers/checkpoint_io.h): the optimizer, and the number of updates
@@ -82,12 +89,14 @@ class PolicyActor {
   PolicyActor(models::CausalLM* model, std::vector<at::Tensor*> trainable,
               const PolicyActorOptions& options, LrSchedule schedule);
   // Loss of one micro-batch, scaled by its share of the mini-batch, backpropagated; its
-  // forward runs through `packed` (PackForScoring) when given, else padded. Appends its
-  // metrics as device tensors and does not wait for the device itself (Update defers
-  // the losses' finiteness checks).
+  // forward runs through `packed` (PackForScoring) when given, else padded; its first
+  // `on_policy_rows` rows take their old log-probs from that forward (Update). Appends
+  // its metrics as device tensors and does not wait for the device itself (Update
+  // defers the losses' finiteness checks).
   absl::Status AccumulateMicroBatch(const PolicyBatch& micro,
                                     std::optional<models::SharedPromptPacking> packed,
-                                    double share, TensorMetricLists* metrics);
+                                    int64_t on_policy_rows, double share,
+                                    TensorMetricLists* metrics);
 
   models::CausalLM* const model_;
   std::vector<at::Tensor*> trainable_;

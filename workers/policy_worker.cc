@@ -354,7 +354,13 @@ absl::StatusOr<Batch> PolicyWorker::UpdateActor(const Batch& input) {
   RETURN_IF_ERROR(pending_save_.Wait());
   ASSIGN_OR_RETURN(const PolicyBatch batch,
                    PolicyBatchFromColumns(input, /*for_update=*/true, setup_.recipe.actor().use_kl_loss()));
-  ASSIGN_OR_RETURN(const auto metrics, actor_->Update(MoveTo(batch, setup_.device)));
+  int64_t on_policy_rows = 0;
+  const std::string on_policy = input.Meta("on_policy_rows");
+  if (!on_policy.empty() && !absl::SimpleAtoi(on_policy, &on_policy_rows)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("actor.update_actor: meta on_policy_rows '", on_policy, "' is not an integer"));
+  }
+  ASSIGN_OR_RETURN(const auto metrics, actor_->Update(MoveTo(batch, setup_.device), on_policy_rows));
   WeightsChanged();
   Batch output;
   SetBatchMetrics(metrics, &output);

@@ -15,7 +15,9 @@
 //   actor.compute_log_prob      -> old_log_probs [N, R], entropys [N, R]
 //   ref.compute_ref_log_prob    -> ref_log_prob [N, R]
 //   actor.update_actor          + old_log_probs, advantages (+ ref_log_prob with
-//                               actor.use_kl_loss) -> metrics (common/batch_metrics.h)
+//                               actor.use_kl_loss); meta on_policy_rows (default 0:
+//                               the leading rows whose old_log_probs are ignored,
+//                               PolicyActor::Update) -> metrics (common/batch_metrics.h)
 // With trainer.mode sft the actor fine-tunes instead (sft_learner.h, sft_batch.h), and
 // a PPO run with sft_warm_start fine-tunes with these before its first step (its own
 // optimizer and LR schedule, from sft_warm_start.optim):

@@ -1,7 +1,8 @@
 // The actor on a tiny random model on CPU: log-probs equal a direct computation and do
 // not depend on padding or micro-batching; gradient accumulation equals one big
 // micro-batch; a token budget forms micro-batches by the rows it holds; shared prompts update like padded rows; an update moves the policy
-// toward positive advantages; metrics and errors as verl's actor reports them.
+// toward positive advantages; the first mini-batch may anchor its ratio to its own
+// forward; metrics and errors as verl's actor reports them.
 #include "workers/policy_actor.h"
 
 #include <ATen/ATen.h>
@@ -224,6 +225,49 @@ TEST(PolicyActor, BatchesThatDoNotFitAreErrors) {
   EXPECT_THAT(actor->Update(batch).status().message(), HasSubstr("old_log_probs must be [4, 3]"));
   EXPECT_THAT(PolicyActor::Create(model.get(), {}, Options(0, 1)).status().message(),
               HasSubstr("must be >= 1"));
+}
+
+// The first mini-batch, trained before any optimizer step, anchored to the update's own
+// forward (on_policy_rows): the same update as with its old log-probs scored beforehand,
+// though its old_log_probs are NaN (which would fail the update if they were read).
+// AdamW with eps far above every gradient moves the parameters by the gradient itself
+// (as in GradientAccumulationEqualsOneMicroBatch), so rounding noise is not amplified.
+TEST(PolicyActor, OnPolicyRowsUpdateAsWithTheirScoredOldLogProbs) {
+  const PolicyBatch batch = MakeBatch(4);
+  PolicyActorOptions options = Options(2, 1);
+  options.adamw.eps = 1e3;
+  options.lr_schedule.lr = 1e3;
+  options.plan.grad_clip = 1e9;
+  auto update = [&](int64_t on_policy_rows) {
+    auto model = TinyModel();
+    auto actor = PolicyActor::Create(model.get(), AllParameters(*model), options).value();
+    PolicyBatch with_old = batch;
+    with_old.old_log_probs = actor->ComputeLogProbs(batch, 4, false).value().log_probs;
+    with_old.old_log_probs.narrow(0, 0, on_policy_rows).fill_(std::numeric_limits<float>::quiet_NaN());
+    const auto metrics = actor->Update(with_old, on_policy_rows);
+    EXPECT_TRUE(metrics.ok()) << metrics.status();
+    return model;
+  };
+  const auto scored = update(0), anchored = update(2);
+  const auto expected = scored->NamedParameters(), actual = anchored->NamedParameters();
+  for (size_t i = 0; i < expected.size(); ++i) {
+    EXPECT_TRUE(at::allclose(*actual[i].second, *expected[i].second, 1e-5, 1e-6)) << expected[i].first;
+  }
+}
+
+TEST(PolicyActor, OnPolicyRowsBeyondTheFirstMiniBatchOfOneEpochAreErrors) {
+  auto model = TinyModel();
+  PolicyActorOptions options = Options(2, 1);
+  auto one_epoch = PolicyActor::Create(model.get(), AllParameters(*model), options).value();
+  options.plan.epochs = 2;
+  auto two_epochs = PolicyActor::Create(model.get(), AllParameters(*model), options).value();
+  PolicyBatch batch = MakeBatch(4);
+  batch.old_log_probs = at::zeros({4, kResponse});
+  EXPECT_THAT(one_epoch->Update(batch, 3).status().message(),
+              HasSubstr("update_actor: 3 on-policy rows; at most 2 (the first mini-batch, and only "
+                        "with ppo_epochs 1: 1)"));
+  EXPECT_THAT(two_epochs->Update(batch, 2).status().message(),
+              HasSubstr("2 on-policy rows; at most 0"));
 }
 
 // The losses check their inputs' finiteness once per mini-batch (deferred): a NaN in the
