@@ -3,11 +3,13 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
+#include <chrono>
 #include <optional>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "common/batch_metrics.h"
+#include "common/logging.h"
 #include "common/status_macros.h"
 #include "workers/policy_batch.h"
 #include "workers/response_scores.h"
@@ -28,6 +30,25 @@ absl::StatusOr<int64_t> MiniBatchRowsPerRank(const config::Recipe& recipe, int w
         " actor workers"));
   }
   return rows / world;
+}
+
+// At debug level, where a generate_sequences call's time went on this worker: encoding
+// the prompts, the engine (its host time split as EngineStats has it) and building the
+// reply; the rest of the controller's timing_s/gen is transport.
+void LogGenerateTimes(const engine::EngineStats& before, const engine::EngineStats& after,
+                      std::chrono::steady_clock::time_point start,
+                      std::chrono::steady_clock::time_point generate_start,
+                      std::chrono::steady_clock::time_point generate_end, size_t rows) {
+  using Seconds = std::chrono::duration<double>;
+  ROLLOUT_LOG(DEBUG) << "generate_sequences: " << rows << " rows; prompts encoded in "
+                     << Seconds(generate_start - start).count() << " s, engine "
+                     << Seconds(generate_end - generate_start).count() << " s (schedule "
+                     << after.schedule_seconds - before.schedule_seconds << ", model "
+                     << after.model_seconds - before.model_seconds << " of which prefill steps "
+                     << after.prefill_step_seconds - before.prefill_step_seconds << ", output "
+                     << after.output_seconds - before.output_seconds << "; "
+                     << after.steps - before.steps << " steps), batch built in "
+                     << Seconds(std::chrono::steady_clock::now() - generate_end).count() << " s";
 }
 
 }  // namespace
@@ -240,6 +261,17 @@ absl::StatusOr<Batch> PolicyWorker::SftLoss(const Batch& input) const {
 
 absl::Status PolicyWorker::CreateEngine() {
   const config::RolloutConfig& rollout = setup_.recipe.rollout();
+  // As verl's rollout asserts: otherwise the engine would stop responses at the model's
+  // context, short of max_response_length, without a word.
+  const config::DataConfig& data = setup_.recipe.data();
+  const int64_t sequence = int64_t{data.max_prompt_length()} + data.max_response_length();
+  const int64_t positions = model_->config().max_position_embeddings;
+  if (sequence > positions) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "data.max_prompt_length (", data.max_prompt_length(), ") + data.max_response_length (",
+        data.max_response_length(), ") = ", sequence, " exceeds the ", positions,
+        " positions of the model in actor.model.path (max_position_embeddings)"));
+  }
   engine::EngineOptions options;
   options.block_size = rollout.block_size();
   options.gpu_memory_utilization = rollout.gpu_memory_utilization();
@@ -275,6 +307,7 @@ engine::SamplingParams PolicyWorker::SamplingFor(bool validate, int32_t n, uint6
 }
 
 absl::StatusOr<Batch> PolicyWorker::GenerateSequences(const Batch& input) {
+  const auto start = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(const std::vector<std::string> prompts, input.Strings("prompt"));
   ASSIGN_OR_RETURN(const std::vector<std::string> formats, input.Strings("prompt_format"));
   ASSIGN_OR_RETURN(const std::vector<std::string> uids, input.Strings("uid"));
@@ -306,13 +339,19 @@ absl::StatusOr<Batch> PolicyWorker::GenerateSequences(const Batch& input) {
     requests.push_back(std::move(request));
     prompt_ids.push_back(std::move(ids));
   }
+  const engine::EngineStats before = engine_->stats();
+  const auto generate_start = std::chrono::steady_clock::now();
   ASSIGN_OR_RETURN(const std::vector<engine::RequestOutput> outputs, engine_->Generate(requests));
+  const auto generate_end = std::chrono::steady_clock::now();
   RolloutLayout layout;
   layout.max_prompt_length = setup_.recipe.data().max_prompt_length();
   layout.max_response_length = setup_.recipe.data().max_response_length();
   layout.pad_token_id = tokenizer_->pad_token_id().value_or(0);
-  return BuildRolloutBatch(prompt_ids, outputs, layout);
+  absl::StatusOr<Batch> batch = BuildRolloutBatch(prompt_ids, outputs, layout);
+  LogGenerateTimes(before, engine_->stats(), start, generate_start, generate_end, prompts.size());
+  return batch;
 }
+
 
 absl::StatusOr<Batch> PolicyWorker::ComputeLogProb(const Batch& input) const {
   ASSIGN_OR_RETURN(const PolicyBatch batch, PolicyBatchFromColumns(input));

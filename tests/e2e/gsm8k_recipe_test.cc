@@ -28,15 +28,16 @@ TEST(Gsm8kRecipe, TrainsTwoStepsOnTheCpuScoredByTheGsm8kReward) {
   testing::TempDir dir("gsm8k_recipe_e2e");
   const std::string source = ROLLOUT_SOURCE_DIR;
   const std::string data = source + "/tests/data/gsm8k_tiny.jsonl";
-  // Only paths, the device, dtypes and sizes change; the recipe's algorithm (GRPO, KL
-  // loss, clip ratios, data_source reward routing) and lengths stay as written.
+  // Only paths, the device, dtypes and sizes change (the lengths to fit the fixture's 512
+  // positions); the recipe's algorithm (GRPO, KL loss, clip ratios, data_source reward
+  // routing) stays as written.
   const testing::CommandResult train = RolloutIn(
       dir.path(),
       {"train", Recipe(), "data.train_files=[" + data + "]", "data.val_files=[" + data + "]",
        "actor.model.path=" + source + "/tests/data/tiny-qwen2", "trainer.device=cpu",
        "actor.model.dtype=float32", "rollout.dtype=float32", "rollout.cpu_kv_cache_gib=0.05",
        "data.train_batch_size=4", "data.val_batch_size=0", "actor.ppo_mini_batch_size=2",
-       "actor.ppo_micro_batch_size_per_gpu=2", "rollout.n=2", "data.max_response_length=8",
+       "actor.ppo_micro_batch_size_per_gpu=2", "rollout.n=2", "data.max_prompt_length=256", "data.max_response_length=8",
        "trainer.total_training_steps=2", "trainer.test_freq=2", "trainer.save_freq=-1",
        "trainer.logger=[console,jsonl]"});
   ASSERT_EQ(train.exit_code, 0) << train.output;

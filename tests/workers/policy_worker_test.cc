@@ -1,6 +1,7 @@
 // The actor/rollout/ref roles of a worker on the tiny Qwen2 fixture (CPU, float32):
 // the rollout's log-probs agree with the actor's, an update changes the actor but not
-// the reference, and with LoRA only the adapters train.
+// the reference, and with LoRA only the adapters train; prompt and response must fit the
+// model's positions.
 #include "workers/policy_worker.h"
 
 #include <ATen/ATen.h>
@@ -64,6 +65,19 @@ Batch UpdateBatch(PolicyWorker& worker, const Batch& rollout) {
   const int64_t rows = batch.size();
   EXPECT_TRUE(batch.AddTensor("advantages", at::linspace(-1, 1, rows).unsqueeze(1).expand({rows, kResponseLength}).contiguous()).ok());
   return batch;
+}
+
+// verl's rollout asserts the same: a response could otherwise stop short of
+// max_response_length at the model's context, with nothing said.
+TEST(PolicyWorker, PromptAndResponseBeyondTheModelsPositionsAreAnError) {
+  PolicyWorkerSetup setup = TinySetup();
+  setup.recipe.mutable_data()->set_max_prompt_length(500);
+  setup.recipe.mutable_data()->set_max_response_length(13);
+  EXPECT_THAT(PolicyWorker::Create(setup).status().message(),
+              HasSubstr("data.max_prompt_length (500) + data.max_response_length (13) = 513 exceeds "
+                        "the 512 positions of the model in actor.model.path"));
+  setup.recipe.mutable_data()->set_max_response_length(12);
+  EXPECT_TRUE(PolicyWorker::Create(setup).ok());
 }
 
 TEST(PolicyWorker, RolloutLogProbsMatchTheActors) {
