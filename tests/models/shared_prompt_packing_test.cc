@@ -4,6 +4,7 @@
 #include "models/shared_prompt_packing.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 
 #include <memory>

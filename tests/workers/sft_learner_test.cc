@@ -3,6 +3,7 @@
 #include "workers/sft_learner.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
