@@ -76,11 +76,17 @@ class LayerApplier {
  public:
   LayerApplier(const LayerOrigin& origin, Recipe* recipe,
                std::map<std::string, std::string>* sources,
-               std::vector<std::string>* ignored_verl_keys)
-      : origin_(origin), recipe_(recipe), sources_(sources), ignored_verl_keys_(ignored_verl_keys) {}
+               std::vector<std::string>* ignored_verl_keys, PendingReferences* pending)
+      : origin_(origin),
+        recipe_(recipe),
+        sources_(sources),
+        ignored_verl_keys_(ignored_verl_keys),
+        pending_(pending) {}
 
   // `map`'s keys are fields of `message`, whose own key is `prefix` ("" at the top).
   absl::Status ApplyMap(const YAML::Node& map, Message* message, const std::string& prefix);
+  // The note on the layer's `_target_` entries, if it had any.
+  void NoteSkippedTargets();
 
  private:
   absl::Status ApplyVerlGroup(const YAML::Node& group, const YAML::Mark& mark, Message* recipe);
@@ -111,8 +117,10 @@ class LayerApplier {
                         std::map<std::string, int>* seen_lines) const;
   absl::Status WrongType(const std::string& key, const YAML::Mark& mark,
                          const std::string& expected, const YAML::Node& got) const;
-  // Erases `key` and every key under it from the sources.
+  // Erases `key` and every key under it from the sources and the pending references.
   void Forget(const std::string& key);
+  // Whether the entry is Hydra's `_target_`, which is skipped (counted for the note).
+  bool SkipTarget(const YAML::Node& name, const YAML::Mark& mark);
   std::string Where(const YAML::Mark& mark) const { return "at " + origin_.Location(mark); }
 
   // What set a synonym target in this layer.
@@ -127,7 +135,11 @@ class LayerApplier {
   Recipe* recipe_;
   std::map<std::string, std::string>* sources_;
   std::vector<std::string>* ignored_verl_keys_;
+  PendingReferences* pending_;
   std::map<std::string, TargetWrite> target_writes_;  // by target key
+  int skipped_targets_ = 0;
+  std::string first_target_where_;
+  int map_entry_depth_ = 0;  // > 0 while applying a map field's entry (never deferred)
 };
 
 absl::Status LayerApplier::ApplyMap(const YAML::Node& map, Message* message,
@@ -138,6 +150,7 @@ absl::Status LayerApplier::ApplyMap(const YAML::Node& map, Message* message,
     RETURN_IF_ERROR(CheckKey(entry.first, prefix, &seen_lines));
     const std::string& name = entry.first.Scalar();
     const YAML::Mark mark = entry.first.Mark();
+    if (SkipTarget(entry.first, mark)) continue;
     if (top && name == "extends") {
       if (origin_.extends_followed) continue;
       return absl::InvalidArgumentError(
@@ -175,9 +188,15 @@ absl::StatusOr<bool> LayerApplier::SkipVerlInertKey(const std::string& key, cons
                                                     const YAML::Mark& mark, bool is_field) {
   const VerlInertKey* entry = FindVerlInertKey(key);
   if (entry == nullptr) return false;
+  if (!is_field && value.IsScalar() && IsWholeReference(value.Scalar())) {
+    pending_->inert[key] = {value.Scalar(), Where(mark)};
+    return true;
+  }
   const std::string text = InertValueText(value);
   if (VerlInertKeyAccepts(*entry, text)) {
     ignored_verl_keys_->push_back(absl::StrCat("verl's '", key, "' ", Where(mark), " is ignored: ", entry->why));
+    pending_->inert.erase(key);
+    pending_->inert_values[key] = text;
     return true;
   }
   if (is_field) return false;
@@ -188,6 +207,10 @@ absl::StatusOr<bool> LayerApplier::SkipVerlInertKey(const std::string& key, cons
 
 absl::Status LayerApplier::ApplySynonym(const VerlSynonymKey& synonym, const YAML::Node& value,
                                         const YAML::Mark& mark) {
+  // verl's copy of the setting (`rollout.prompt_length: ${data.max_prompt_length}`).
+  if (value.IsScalar() && ReferencedKey(value.Scalar(), synonym.key) == synonym.target) {
+    return absl::OkStatus();
+  }
   ASSIGN_OR_RETURN(const bool apply, NoteTargetWrite(synonym.target, synonym.key, value, mark));
   if (!apply) return absl::OkStatus();
   Message* message = recipe_;
@@ -225,6 +248,7 @@ absl::Status LayerApplier::SkipVerlInertMap(const YAML::Node& map, const YAML::M
   std::map<std::string, int> seen_lines;
   for (const auto& entry : map) {
     RETURN_IF_ERROR(CheckKey(entry.first, key, &seen_lines));
+    if (SkipTarget(entry.first, entry.first.Mark())) continue;
     const std::string child = Join(key, entry.first.Scalar());
     ASSIGN_OR_RETURN(const bool ignored, SkipVerlInertKey(child, entry.second, entry.first.Mark(), false));
     if (ignored) continue;
@@ -252,6 +276,7 @@ absl::Status LayerApplier::ApplyVerlGroup(const YAML::Node& group, const YAML::M
   std::map<std::string, int> seen_lines;
   for (const auto& entry : group) {
     RETURN_IF_ERROR(CheckKey(entry.first, kVerlGroup, &seen_lines));
+    if (SkipTarget(entry.first, entry.first.Mark())) continue;
     const std::string key = VerlChildKey(entry.first.Scalar());
     if (key.empty()) {
       const std::string verl_key = Join(kVerlGroup, entry.first.Scalar());
@@ -278,6 +303,15 @@ absl::Status LayerApplier::ApplyField(const YAML::Node& value, const YAML::Mark&
     Forget(key);
     return absl::OkStatus();
   }
+  if (value.IsScalar() && IsWholeReference(value.Scalar()) && map_entry_depth_ == 0 &&
+      !field->is_map() &&
+      (field->is_repeated() || (field->cpp_type() != FieldDescriptor::CPPTYPE_STRING &&
+                                field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE))) {
+    pending_->typed[key] = {value.Scalar(), Where(mark)};
+    (*sources_)[key] = origin_.Location(mark);
+    return absl::OkStatus();
+  }
+  if (!value.IsMap()) pending_->typed.erase(key);
   if (field->is_map()) return ApplyMapField(value, mark, message, field, key);
   if (field->is_repeated()) return ApplyList(value, mark, message, field, key);
   if (field->cpp_type() == FieldDescriptor::CPPTYPE_MESSAGE) {
@@ -324,7 +358,10 @@ absl::Status LayerApplier::ApplyMapField(const YAML::Node& value, const YAML::Ma
       map_entry = reflection->AddMessage(message, field);
       RETURN_IF_ERROR(SetScalarFromText(map_entry, key_field, name, entry_key, Where(entry_mark)));
     }
-    RETURN_IF_ERROR(ApplyField(entry.second, entry_mark, map_entry, value_field, entry_key));
+    ++map_entry_depth_;
+    const absl::Status applied = ApplyField(entry.second, entry_mark, map_entry, value_field, entry_key);
+    --map_entry_depth_;
+    RETURN_IF_ERROR(applied);
     (*sources_)[entry_key] = origin_.Location(entry_mark);
   }
   return absl::OkStatus();
@@ -393,25 +430,50 @@ absl::Status LayerApplier::WrongType(const std::string& key, const YAML::Mark& m
                                                  ": expected ", expected, ", got ", Describe(got)));
 }
 
-void LayerApplier::Forget(const std::string& key) {
-  auto it = sources_->lower_bound(key);
-  while (it != sources_->end() && absl::StartsWith(it->first, key)) {
+// Erases `key` and the keys under it ("key.x", "key[0]") from `keys`.
+template <typename Value>
+void EraseKeyAndBelow(const std::string& key, std::map<std::string, Value>* keys) {
+  auto it = keys->lower_bound(key);
+  while (it != keys->end() && absl::StartsWith(it->first, key)) {
     const char next = it->first.size() > key.size() ? it->first[key.size()] : '\0';
     if (next == '\0' || next == '.' || next == '[') {
-      it = sources_->erase(it);
+      it = keys->erase(it);
     } else {
       ++it;
     }
   }
 }
 
+void LayerApplier::Forget(const std::string& key) {
+  EraseKeyAndBelow(key, sources_);
+  EraseKeyAndBelow(key, &pending_->typed);
+}
+
+bool LayerApplier::SkipTarget(const YAML::Node& name, const YAML::Mark& mark) {
+  if (name.Scalar() != "_target_") return false;
+  if (skipped_targets_++ == 0) first_target_where_ = Where(mark);
+  return true;
+}
+
+void LayerApplier::NoteSkippedTargets() {
+  if (skipped_targets_ == 0) return;
+  const std::string more =
+      skipped_targets_ > 1 ? absl::StrCat(" and ", skipped_targets_ - 1, " more") : "";
+  ignored_verl_keys_->push_back(absl::StrCat(
+      "verl's '_target_' entries (", first_target_where_, more,
+      ") are ignored: the Python classes Hydra builds verl's config into"));
+}
+
 }  // namespace
 
 absl::Status ApplyLayer(const YAML::Node& layer, const LayerOrigin& origin, Recipe* recipe,
                         std::map<std::string, std::string>* sources,
-                        std::vector<std::string>* ignored_verl_keys) {
+                        std::vector<std::string>* ignored_verl_keys, PendingReferences* pending) {
   if (layer.IsNull()) return absl::OkStatus();
-  return LayerApplier(origin, recipe, sources, ignored_verl_keys).ApplyMap(layer, recipe, "");
+  LayerApplier applier(origin, recipe, sources, ignored_verl_keys, pending);
+  RETURN_IF_ERROR(applier.ApplyMap(layer, recipe, ""));
+  applier.NoteSkippedTargets();
+  return absl::OkStatus();
 }
 
 }  // namespace rollout::config

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "absl/status/status.h"
+#include "common/recipe_interpolate.h"
 #include "proto/recipe.pb.h"
 
 namespace rollout::config {
@@ -33,9 +34,13 @@ struct LayerOrigin {
 // its location; keys reset are erased from it. verl keys that mean nothing here
 // (common/verl_inert_keys.h) are skipped, each with a line in `ignored_verl_keys`; verl
 // keys for a setting the schema holds under another key (common/verl_synonym_keys.h)
-// set that key.
+// set that key (a synonym holding a reference to that key, verl's copy of it, sets
+// nothing). A value that is one whole `${...}` reference for a key that is not a
+// single string, or for an ignored verl key, goes to `pending`, later layers replacing
+// it (common/recipe_interpolate.h). Hydra's `_target_` entries (the Python classes
+// verl builds its config into) are skipped, noted once a layer.
 absl::Status ApplyLayer(const YAML::Node& layer, const LayerOrigin& origin, Recipe* recipe,
                         std::map<std::string, std::string>* sources,
-                        std::vector<std::string>* ignored_verl_keys);
+                        std::vector<std::string>* ignored_verl_keys, PendingReferences* pending);
 
 }  // namespace rollout::config

@@ -76,6 +76,7 @@ class RecipeBuilder {
 
  private:
   LoadedRecipe loaded_;
+  PendingReferences pending_;
 };
 
 absl::Status RecipeBuilder::ApplyFile(const std::string& path, const std::string& extended_from,
@@ -93,7 +94,7 @@ absl::Status RecipeBuilder::ApplyFile(const std::string& path, const std::string
   chain->emplace_back(path, identity);
   const LayerOrigin origin{path, "", /*extends_followed=*/true};
   RETURN_IF_ERROR(FollowExtends(root, origin, chain));
-  RETURN_IF_ERROR(ApplyLayer(root, origin, &loaded_.recipe, &loaded_.sources, &loaded_.ignored_verl_keys));
+  RETURN_IF_ERROR(ApplyLayer(root, origin, &loaded_.recipe, &loaded_.sources, &loaded_.ignored_verl_keys, &pending_));
   chain->pop_back();
   return absl::OkStatus();
 }
@@ -142,17 +143,18 @@ absl::Status RecipeBuilder::ApplyOverride(const std::string& text) {
     wrapper[*segment] = layer;
     layer.reset(wrapper);
   }
-  return ApplyLayer(layer, LayerOrigin{"", text, false}, &loaded_.recipe, &loaded_.sources, &loaded_.ignored_verl_keys);
+  return ApplyLayer(layer, LayerOrigin{"", text, false}, &loaded_.recipe, &loaded_.sources, &loaded_.ignored_verl_keys, &pending_);
 }
 
 absl::Status RecipeBuilder::ApplyText(const std::string& yaml, const std::string& origin) {
   ASSIGN_OR_RETURN(const YAML::Node root, ParseRecipeText(yaml, origin));
-  return ApplyLayer(root, LayerOrigin{origin, "", false}, &loaded_.recipe, &loaded_.sources, &loaded_.ignored_verl_keys);
+  return ApplyLayer(root, LayerOrigin{origin, "", false}, &loaded_.recipe, &loaded_.sources, &loaded_.ignored_verl_keys, &pending_);
 }
 
 absl::StatusOr<LoadedRecipe> RecipeBuilder::Finish() && {
   ApplyDefaultLists(&loaded_.recipe);
-  RETURN_IF_ERROR(ResolveReferences(loaded_.sources, &loaded_.recipe));
+  RETURN_IF_ERROR(ResolveReferences(&loaded_.sources, &pending_, &loaded_.recipe,
+                                    &loaded_.ignored_verl_keys));
   return std::move(loaded_);
 }
 

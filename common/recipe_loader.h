@@ -9,7 +9,12 @@
 // Messages and map entries (`resource_pools.gpu.nodes`) merge key by key; lists are
 // replaced whole, a single scalar being a list of one. Then `${a.b.c}` references
 // inside string values are replaced by the referenced key's resolved value, defaults
-// included (e.g. trainer.default_local_dir's "checkpoints/${trainer.project_name}/...").
+// included (e.g. trainer.default_local_dir's "checkpoints/${trainer.project_name}/...");
+// a value that is one whole reference may stand for any key (a number, a boolean, a
+// list, an ignored verl key), as verl's printed configs write their copies of a
+// setting, and verl's forms `${oc.select:a.b,default}` and `${.sibling}` are read
+// (common/recipe_interpolate.h). References resolve after the last layer, so an
+// override of a setting reaches its copies.
 //
 // Unset versus default: a key no layer sets stays unset in the Recipe (has_x() is
 // false) and reads as its proto default; a key reset with null is cleared. Two
@@ -28,7 +33,8 @@
 // copies and second spellings of a setting (`rollout.response_length` for
 // `data.max_response_length`, `actor.optim.clip_grad` for `actor.grad_clip`) set it
 // (common/verl_synonym_keys.h); one layer giving both spellings different values is an
-// error.
+// error. Hydra's `_target_` entries are skipped, with one note. verl's whole printed
+// PPO config loads (tests/data/verl_ppo_trainer_printed.yaml).
 //
 // Every value is checked against the schema and its options (schema_options.proto):
 // each error is InvalidArgument (NotFound for a missing file) with a one-line message

@@ -13,6 +13,7 @@ namespace rollout::config {
 namespace {
 
 using ::rollout::testing::TempDir;
+using ::testing::ElementsAre;
 
 LoadedRecipe LoadOk(const std::string& path, const std::vector<std::string>& overrides = {}) {
   absl::StatusOr<LoadedRecipe> loaded = LoadRecipe(path, overrides);
@@ -300,6 +301,53 @@ TEST_F(RecipeLoader, UnknownReferenceNamesKeyAndLocation) {
   EXPECT_EQ(LoadError("trainer:\n  experiment_name: ${actor.optim}\n"),
             "reference '${actor.optim}' of 'trainer.experiment_name' at " + path_ +
                 ":2 must name a single value; 'actor.optim' is not one");
+}
+
+// verl's printed configs copy settings by reference (`${...}`, `${oc.select:key,default}`,
+// `${.sibling}`) into keys of any type; the references resolve after every layer, so
+// an override of the referenced key reaches its copies.
+TEST_F(RecipeLoader, WholeReferencesSetNumbersBooleansAndListsAfterEveryLayer) {
+  const LoadedRecipe loaded = LoadOk(
+      files_.Write("a.yaml",
+                   "actor:\n"
+                   "  ppo_epochs: 2\n"
+                   "  use_dynamic_bsz: true\n"
+                   "  ppo_max_token_len_per_gpu: 1000\n"
+                   "ref:\n"
+                   "  log_prob_use_dynamic_bsz: ${actor_rollout_ref.actor.use_dynamic_bsz}\n"
+                   "  log_prob_max_token_len_per_gpu: ${oc.select:actor.ppo_max_token_len_per_gpu,16384}\n"
+                   "critic:\n"
+                   "  ppo_epochs: ${actor.ppo_epochs}\n"
+                   "  ppo_mini_batch_size: ${oc.select:critic.not_a_key_here,4}\n"
+                   "  grad_clip: ${oc.select:trainer.not_a_key_here}\n"
+                   "  ppo_max_token_len_per_gpu: 500\n"
+                   "  forward_max_token_len_per_gpu: ${.ppo_max_token_len_per_gpu}\n"
+                   "  checkpoint:\n"
+                   "    save_contents: [model, optimizer]\n"
+                   "    load_contents: ${.save_contents}\n"),
+      {"actor.ppo_max_token_len_per_gpu=2000", "critic.ppo_epochs=3"});
+  const Recipe& recipe = loaded.recipe;
+  EXPECT_TRUE(recipe.ref().log_prob_use_dynamic_bsz());
+  EXPECT_EQ(recipe.ref().log_prob_max_token_len_per_gpu(), 2000);
+  EXPECT_EQ(recipe.critic().ppo_epochs(), 3);  // the override replaced the reference
+  EXPECT_EQ(recipe.critic().ppo_mini_batch_size(), 4);
+  EXPECT_FALSE(recipe.critic().has_grad_clip());  // oc.select's null: the default
+  EXPECT_EQ(recipe.critic().forward_max_token_len_per_gpu(), 500);
+  EXPECT_THAT(recipe.critic().checkpoint().load_contents(), ElementsAre("model", "optimizer"));
+  EXPECT_EQ(SourceOf(loaded, "critic.forward_max_token_len_per_gpu"), files_.Path("a.yaml") + ":13");
+}
+
+TEST_F(RecipeLoader, AReferencedValueIsCheckedAsIfWrittenOut) {
+  EXPECT_EQ(LoadError("actor:\n  ppo_epochs: ${data.prompt_key}\n"),
+            "wrong type for 'actor.ppo_epochs' at " + path_ + ":2: expected an integer, got 'prompt'");
+  EXPECT_EQ(LoadError("rollout:\n  n: ${data.seed}\ndata:\n  seed: 0\n"),
+            "'rollout.n' at " + path_ + ":2 must be >= 1, got 0");
+  EXPECT_EQ(LoadError("actor:\n  ppo_epochs: ${actor.ppo_epoch}\n"),
+            "unknown key 'actor.ppo_epoch' in reference '${actor.ppo_epoch}' of 'actor.ppo_epochs' at " +
+                path_ + ":2 — did you mean 'actor.ppo_epochs'?");
+  EXPECT_EQ(LoadError("actor:\n  ppo_epochs: ${critic.ppo_epochs}\ncritic:\n  ppo_epochs: ${actor.ppo_epochs}\n"),
+            "reference cycle in 'actor.ppo_epochs' at " + path_ +
+                ":2: actor.ppo_epochs -> critic.ppo_epochs -> actor.ppo_epochs");
 }
 
 TEST_F(RecipeLoader, ReferenceCycleIsAnError) {

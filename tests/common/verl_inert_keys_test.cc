@@ -15,6 +15,8 @@
 namespace rollout::config {
 namespace {
 
+using ::testing::AllOf;
+using ::testing::Contains;
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
@@ -68,8 +70,8 @@ TEST_F(VerlInertKeys, AVerlPpoCommandLineLoads) {
   EXPECT_EQ(loaded->ignored_verl_keys.size(), 10u);
   EXPECT_THAT(Error({"actor_rollout_ref.rollout.multi_turn.enable=True"}),
               HasSubstr("multi-turn rollouts with tools are not implemented (it may be false)"));
-  EXPECT_THAT(Error({"actor_rollout_ref.rollout.multi_turn.max_turns=3"}),
-              HasSubstr("unknown key 'rollout.multi_turn.max_turns'"));
+  EXPECT_THAT(Error({"actor_rollout_ref.rollout.multi_turn.max_turn=3"}),
+              HasSubstr("unknown key 'rollout.multi_turn.max_turn'"));
 }
 
 // verl's newer optimizer, profiler and agent-loop keys.
@@ -135,11 +137,83 @@ TEST_F(VerlInertKeys, ValuesThatAskForWhatIsNotHereAreErrors) {
 }
 
 TEST_F(VerlInertKeys, KeysTheTableDoesNotListStayUnknown) {
-  EXPECT_EQ(Error({"reward_model.micro_batch_size=8"}),
-            "unknown key 'reward_model.micro_batch_size' at command line 'reward_model.micro_batch_size=8'; valid "
-            "keys under 'reward_model': enable, reward_manager");
+  EXPECT_THAT(Error({"reward_model.micro_batchsize=8"}),
+              AllOf(HasSubstr("unknown key 'reward_model.micro_batchsize' at command line "
+                              "'reward_model.micro_batchsize=8'"),
+                    HasSubstr("did you mean 'reward_model.micro_batch_size'?")));
+  EXPECT_EQ(Error({"reward_model.reward_kwargs.x=1"}),
+            "unknown key 'reward_model.reward_kwargs' at command line 'reward_model.reward_kwargs.x=1'; valid "
+            "keys under 'reward_model': enable, enable_resource_pool, forward_max_token_len_per_gpu, "
+            "launch_reward_fn_async, max_length, micro_batch_size, micro_batch_size_per_gpu, model, "
+            "n_gpus_per_node, nnodes, profiler, reward_manager, sandbox_fusion, strategy, "
+            "ulysses_sequence_parallel_size, use_dynamic_bsz");
   EXPECT_THAT(Error({"actor_rollout_ref.actor.fsdp_confg.param_offload=False"}),
               HasSubstr("unknown key 'actor.fsdp_confg'"));
+}
+
+// Hydra's `_target_` entries name the Python classes verl builds its config into.
+TEST_F(VerlInertKeys, TargetEntriesAreSkippedWithOneNote) {
+  const absl::StatusOr<LoadedRecipe> loaded = Load({},
+                                                   "actor_rollout_ref:\n"
+                                                   "  actor:\n"
+                                                   "    _target_: verl.workers.config.FSDPActorConfig\n"
+                                                   "    optim:\n"
+                                                   "      _target_: verl.workers.config.FSDPOptimizerConfig\n"
+                                                   "      lr: 2.0e-06\n"
+                                                   "algorithm:\n"
+                                                   "  _target_: verl.trainer.config.AlgoConfig\n");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_DOUBLE_EQ(loaded->recipe.actor().optim().lr(), 2e-6);
+  EXPECT_THAT(loaded->ignored_verl_keys,
+              ElementsAre(AllOf(HasSubstr("verl's '_target_' entries (at "),
+                                HasSubstr("x.yaml:3 and 2 more) are ignored: the Python classes Hydra builds"))));
+}
+
+// verl's copies of a setting by reference: a synonym's copy of the key it spells sets
+// nothing; an ignored key's reference is checked once resolved.
+TEST_F(VerlInertKeys, ReferencesInVerlKeysResolve) {
+  const absl::StatusOr<LoadedRecipe> loaded =
+      Load({"data.max_response_length=300"},
+           "actor_rollout_ref:\n"
+           "  rollout:\n"
+           "    response_length: ${oc.select:data.max_response_length,512}\n"
+           "    prompt_length: ${data.max_prompt_length}\n"
+           "  model:\n"
+           "    external_lib: null\n"
+           "critic:\n"
+           "  model:\n"
+           "    external_lib: ${oc.select:actor_rollout_ref.model.external_lib,null}\n");
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->recipe.data().max_response_length(), 300);
+  ASSERT_EQ(loaded->ignored_verl_keys.size(), 2u);
+  EXPECT_THAT(loaded->ignored_verl_keys[1], HasSubstr("verl's 'critic.model.external_lib' at "));
+  EXPECT_THAT(Error({"reward_model.sandbox_fusion.url=${data.prompt_key}"}),
+              HasSubstr("verl's 'reward_model.sandbox_fusion.url' at command line "
+                        "'reward_model.sandbox_fusion.url=${data.prompt_key}' cannot be prompt "
+                        "(${data.prompt_key}) here: verl's Sandbox Fusion service"));
+}
+
+// Everything verl prints for a PPO run loads: each key a setting here, a verl key
+// ignored with its reason, or a copy by reference, which follows the setting it copies.
+TEST(VerlPrintedConfig, LoadsWithItsCopiesFollowingTheirSettings) {
+  const absl::StatusOr<LoadedRecipe> loaded =
+      LoadRecipe("tests/data/verl_ppo_trainer_printed.yaml",
+                 {"actor_rollout_ref.actor.use_dynamic_bsz=true",
+                  "actor_rollout_ref.actor.ppo_max_token_len_per_gpu=20000"});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const Recipe& recipe = loaded->recipe;
+  EXPECT_EQ(recipe.algorithm().adv_estimator(), "grpo");
+  EXPECT_EQ(recipe.rollout().n(), 8);
+  EXPECT_EQ(recipe.actor().model().path(), "models/Qwen2.5-0.5B-Instruct");
+  EXPECT_EQ(recipe.critic().model().tokenizer_path(), "models/Qwen2.5-0.5B-Instruct");
+  EXPECT_TRUE(recipe.ref().log_prob_use_dynamic_bsz());
+  EXPECT_EQ(recipe.rollout().log_prob_max_token_len_per_gpu(), 20000);
+  EXPECT_EQ(recipe.critic().ppo_mini_batch_size(), 64);
+  EXPECT_EQ(recipe.critic().forward_max_token_len_per_gpu(), 32768);
+  EXPECT_THAT(recipe.actor().checkpoint().load_contents(), ElementsAre("model", "optimizer", "extra"));
+  EXPECT_EQ(recipe.data().max_prompt_length(), 512);
+  EXPECT_THAT(loaded->ignored_verl_keys, Contains(HasSubstr("verl's '_target_' entries")));
+  EXPECT_THAT(loaded->ignored_verl_keys, Contains(HasSubstr("verl's 'ref.strategy' at ")));
 }
 
 TEST(VerlInertKeyTable, EntriesAcceptTheirValuesAndNameTheirGroups) {
