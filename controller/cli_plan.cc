@@ -28,7 +28,7 @@ int RunPlanCommand(const std::vector<std::string>& args) {
     std::cerr << "rollout plan: " << run.status().message() << "\n";
     return kExitUsage;
   }
-  PrintIgnoredVerlKeys(*run, "rollout plan", std::cerr);
+  PrintIgnoredVerlKeys(*run, "rollout plan", IgnoredKeyNotes::kEach, std::cerr);
   std::cout << "# resolved recipe\n" << run->recipe_yaml << "\n" << run->placement.Describe();
   return kExitOk;
 }

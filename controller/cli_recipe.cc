@@ -18,8 +18,16 @@ absl::StatusOr<ResolvedRun> ResolveRun(const std::vector<std::string>& positiona
   return run;
 }
 
-void PrintIgnoredVerlKeys(const ResolvedRun& run, const std::string& program, std::ostream& out) {
-  for (const std::string& line : run.recipe.ignored_verl_keys) out << program << ": note: " << line << "\n";
+void PrintIgnoredVerlKeys(const ResolvedRun& run, const std::string& program, IgnoredKeyNotes notes,
+                          std::ostream& out) {
+  const std::vector<std::string>& ignored = run.recipe.ignored_verl_keys;
+  if (notes == IgnoredKeyNotes::kCountWhenMany && ignored.size() > kIgnoredKeysNotedEach) {
+    out << program << ": note: " << ignored.size()
+        << " verl keys of the recipe configure only verl's machinery and are ignored; `rollout plan` "
+           "with the same arguments lists each with its reason\n";
+    return;
+  }
+  for (const std::string& line : ignored) out << program << ": note: " << line << "\n";
 }
 
 }  // namespace rollout::controller

@@ -22,8 +22,16 @@ struct ResolvedRun {
 // or a batch that does not split over the placed workers (controller/batch_splits.h).
 absl::StatusOr<ResolvedRun> ResolveRun(const std::vector<std::string>& positional);
 
-// One "<program>: note: ..." line for each verl key the recipe sets that was ignored
-// (config::LoadedRecipe::ignored_verl_keys).
-void PrintIgnoredVerlKeys(const ResolvedRun& run, const std::string& program, std::ostream& out);
+// How the verl keys a recipe sets that were ignored (config::LoadedRecipe::ignored_verl_keys)
+// are told: a "<program>: note: ..." line each (`rollout plan`), or so when they are few
+// and else one line counting them (`rollout train`: verl's printed config alone sets
+// over a hundred).
+enum class IgnoredKeyNotes { kEach, kCountWhenMany };
+
+// At most this many are noted one by one with IgnoredKeyNotes::kCountWhenMany.
+inline constexpr size_t kIgnoredKeysNotedEach = 8;
+
+void PrintIgnoredVerlKeys(const ResolvedRun& run, const std::string& program, IgnoredKeyNotes notes,
+                          std::ostream& out);
 
 }  // namespace rollout::controller

@@ -194,7 +194,7 @@ int RunTrainCommand(const std::vector<std::string>& args) {
     std::cerr << "rollout train: " << run.status().message() << "\n";
     return kExitUsage;
   }
-  PrintIgnoredVerlKeys(*run, "rollout train", std::cerr);
+  PrintIgnoredVerlKeys(*run, "rollout train", IgnoredKeyNotes::kCountWhenMany, std::cerr);
   std::cout << "# resolved recipe\n" << run->recipe_yaml << "\n" << run->placement.Describe()
             << std::flush;
 
