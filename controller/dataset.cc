@@ -9,7 +9,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
 #include "common/file_util.h"
-#include "common/parquet_hint.h"
+#include "common/parquet_rows.h"
 #include "common/status_macros.h"
 
 namespace rollout::controller {
@@ -17,12 +17,13 @@ namespace {
 
 using nlohmann::json;
 
-// RejectParquetText, with what follows the conversion for verl's rows.
-absl::Status RejectParquet(absl::string_view text, const std::string& file) {
-  const absl::Status status = RejectParquetText(text, file);
-  if (status.ok()) return status;
-  return absl::InvalidArgumentError(absl::StrCat(
-      status.message(), " — verl's columns (prompt, data_source, reward_model, extra_info) load as they are"));
+// The rows of a Parquet file, its name heading any error.
+absl::StatusOr<std::vector<json>> ReadParquetRows(absl::string_view bytes, const std::string& file) {
+  absl::StatusOr<std::vector<json>> rows = parquet::ReadRows(bytes);
+  if (!rows.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat(file, ": reading it as Parquet: ", rows.status().message()));
+  }
+  return rows;
 }
 
 // Row errors carry no location; LoadDataset prefixes "FILE:LINE: ".
@@ -151,25 +152,32 @@ absl::StatusOr<Dataset<Example>> LoadDataset(const std::vector<std::string>& fil
                                              RowParser<Example> parse_row) {
   if (files.empty()) return absl::InvalidArgumentError("no data files given");
   Dataset<Example> dataset;
+  // Parses one row found at `where`; with skip_bad_rows a bad one is counted instead.
+  auto add_row = [&](const absl::StatusOr<json>& row, std::string where) -> absl::Status {
+    absl::StatusOr<Example> example =
+        row.ok() ? parse_row(*row, options) : absl::StatusOr<Example>(row.status());
+    if (!example.ok()) {
+      std::string message = absl::StrCat(where, ": ", example.status().message());
+      if (!options.skip_bad_rows) return absl::InvalidArgumentError(message);
+      if (dataset.skipped_rows++ == 0) dataset.first_skipped = std::move(message);
+      return absl::OkStatus();
+    }
+    example->where = std::move(where);
+    dataset.examples.push_back(*std::move(example));
+    return absl::OkStatus();
+  };
   for (const std::string& file : files) {
     ASSIGN_OR_RETURN(const std::string text, ReadFile(file));
-    RETURN_IF_ERROR(RejectParquet(text, file));
+    if (parquet::HasParquetMagic(text)) {
+      ASSIGN_OR_RETURN(const std::vector<json> rows, ReadParquetRows(text, file));
+      for (size_t i = 0; i < rows.size(); ++i) RETURN_IF_ERROR(add_row(rows[i], absl::StrCat(file, " row ", i + 1)));
+      continue;
+    }
     int64_t line_number = 0;
     for (absl::string_view line : absl::StrSplit(text, '\n')) {
       ++line_number;
       if (absl::StripAsciiWhitespace(line).empty()) continue;
-      const std::string where = absl::StrCat(file, ":", line_number);
-      absl::StatusOr<json> row = ParseObject(line);
-      absl::StatusOr<Example> example =
-          row.ok() ? parse_row(*row, options) : absl::StatusOr<Example>(row.status());
-      if (!example.ok()) {
-        std::string message = absl::StrCat(where, ": ", example.status().message());
-        if (!options.skip_bad_rows) return absl::InvalidArgumentError(message);
-        if (dataset.skipped_rows++ == 0) dataset.first_skipped = std::move(message);
-        continue;
-      }
-      example->where = where;
-      dataset.examples.push_back(*std::move(example));
+      RETURN_IF_ERROR(add_row(ParseObject(line), absl::StrCat(file, ":", line_number)));
     }
   }
   return dataset;
@@ -178,8 +186,12 @@ absl::StatusOr<Dataset<Example>> LoadDataset(const std::vector<std::string>& fil
 }  // namespace
 
 absl::Status CheckDataFile(const std::string& file, const std::string& key) {
-  const absl::StatusOr<std::string> head = ReadFileHead(file, 4);  // enough for Parquet's magic
-  const absl::Status status = head.ok() ? RejectParquet(*head, file) : head.status();
+  absl::StatusOr<std::string> head = ReadFileHead(file, 4);  // enough for Parquet's magic
+  absl::Status status = head.status();
+  if (head.ok() && parquet::HasParquetMagic(*head)) {
+    absl::StatusOr<std::string> bytes = ReadFile(file);
+    status = bytes.ok() ? ReadParquetRows(*bytes, file).status() : bytes.status();
+  }
   if (status.ok()) return status;
   return absl::Status(status.code(), absl::StrCat(key, ": ", status.message()));
 }

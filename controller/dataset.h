@@ -1,4 +1,6 @@
-// Datasets as JSON lines: one JSON object per line, three kinds of rows.
+// Datasets as JSON lines — one JSON object per line — or Parquet files (verl's format,
+// told by their leading "PAR1"), whose rows read as JSON objects (common/parquet_rows.h).
+// Three kinds of rows:
 //
 //   prompt rows       {"prompt": ..., "data_source": "...", "ground_truth": ...,
 //                      "extra_info": {...}}                        (RL: PPO, GRPO)
@@ -15,11 +17,11 @@
 // compact JSON text. Other keys are ignored.
 //
 // Files are read whole and concatenated in the order given; blank lines are ignored.
-// A Parquet file (verl's format, told by its leading "PAR1") is InvalidArgument with the
-// one-line command that converts it to JSON lines.
 // A bad row — not JSON, not an object, a required field missing or of the wrong
-// type, an empty prompt — is InvalidArgument "FILE:LINE: what is wrong", or, with
-// skip_bad_rows, left out and counted. A missing file is NotFound naming it.
+// type, an empty prompt — is InvalidArgument "FILE:LINE: what is wrong" ("FILE row N:
+// ..." in a Parquet file), or, with skip_bad_rows, left out and counted. A Parquet file
+// that cannot be read (corrupt, or holding what common/parquet_rows.h does not read) is
+// InvalidArgument naming it and the column. A missing file is NotFound naming it.
 //
 // Plain functions over immutable values: safe to call from any thread.
 #pragma once
@@ -46,7 +48,7 @@ struct PromptExample {
   std::string data_source;        // may be empty when the row has none
   std::string ground_truth;       // a JSON string's contents, or other JSON as text
   std::string extra_info = "{}";  // a JSON object as compact text
-  std::string where;              // "FILE:LINE", for messages about this row
+  std::string where;              // "FILE:LINE" or "FILE row N", for messages about this row
 };
 
 struct SftExample {
@@ -77,9 +79,10 @@ struct Dataset {
 };
 
 // Whether `file` can be read as a dataset, before anything else starts: it exists and is
-// readable (NotFound, PermissionDenied naming it) and is not a Parquet file
+// readable (NotFound, PermissionDenied naming it), and a Parquet file decodes
 // (InvalidArgument). `key` names the recipe key that lists it ("data.train_files") in
-// the message. Reads the file's first bytes only; rows are checked when it loads.
+// the message. Reads a JSON-lines file's first bytes only (and a Parquet file whole);
+// rows are checked when it loads.
 absl::Status CheckDataFile(const std::string& file, const std::string& key);
 
 // Each requires the prompt and a ground truth; data_source and extra_info (an

@@ -1,10 +1,11 @@
-// JSON-lines datasets: the three row kinds, verl's layout, bad rows named by
-// file:line or skipped and counted, missing files.
+// JSON-lines and Parquet datasets: the three row kinds, verl's layout, bad rows named by
+// file:line (file row N) or skipped and counted, missing and unreadable files.
 #include "controller/dataset.h"
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -172,33 +173,61 @@ TEST(PromptDataset, MissingFileIsNotFoundNamingIt) {
   EXPECT_THAT(dataset.status().message(), HasSubstr(missing));
 }
 
-// verl keeps its datasets in Parquet; the message says how to convert them, even with
-// skip_bad_rows (a whole file is not a bad row).
-TEST(PromptDataset, AParquetFileIsAnErrorThatSaysHowToConvertIt) {
-  TempDir dir("dataset");
-  const std::string parquet = dir.Write("train.parquet", std::string("PAR1\x15\x04\x15", 7) + "...PAR1");
+// verl keeps its datasets in Parquet: its gsm8k rows load as they are.
+TEST(PromptDataset, LoadsVerlsGsm8kParquetAsItIs) {
+  const std::string parquet = "tests/data/parquet/gsm8k_verl.parquet";
+  const absl::StatusOr<Dataset<PromptExample>> dataset = LoadPromptDataset({parquet}, {});
+  ASSERT_TRUE(dataset.ok()) << dataset.status();
+  ASSERT_EQ(dataset->examples.size(), 3u);
+  const PromptExample& first = dataset->examples[0];
+  EXPECT_EQ(first.prompt.format, Prompt::Format::kChat);
+  const nlohmann::json messages = nlohmann::json::parse(first.prompt.content);
+  EXPECT_EQ(messages[0]["role"], "user");
+  EXPECT_THAT(messages[0]["content"].get<std::string>(), HasSubstr("Natalia sold clips"));
+  EXPECT_EQ(first.ground_truth, "72");
+  EXPECT_EQ(first.data_source, "openai/gsm8k");
+  EXPECT_EQ(nlohmann::json::parse(first.extra_info)["index"], 0);
+  EXPECT_EQ(first.where, parquet + " row 1");
+  EXPECT_EQ(dataset->examples[2].ground_truth, "5");
+}
+
+TEST(PromptDataset, ABadParquetRowIsNamedByItsRowOrSkipped) {
+  DatasetOptions options;
+  options.prompt_key = "text";  // the fixture's rows have no ground truth
+  const std::string parquet = "tests/data/parquet/typed_plain.parquet";
+  EXPECT_THAT(std::string(LoadPromptDataset({parquet}, options).status().message()),
+              ::testing::StartsWith(parquet + " row 1: no ground truth"));
+  options.skip_bad_rows = true;
+  const Dataset<PromptExample> dataset = LoadPromptDataset({parquet}, options).value();
+  EXPECT_EQ(dataset.skipped_rows, 7);
+  EXPECT_THAT(dataset.first_skipped, ::testing::StartsWith(parquet + " row 1: no ground truth"));
+}
+
+// A file that is not read is not a bad row: an error naming it and the column, even
+// with skip_bad_rows.
+TEST(PromptDataset, AParquetFileThatCannotBeReadIsAnErrorNamingItAndTheColumn) {
   DatasetOptions options;
   options.skip_bad_rows = true;
+  const std::string parquet = "tests/data/parquet/unsupported_zstd.parquet";
   const absl::StatusOr<Dataset<PromptExample>> dataset = LoadPromptDataset({parquet}, options);
   EXPECT_EQ(dataset.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(std::string(dataset.status().message()),
-              ::testing::StartsWith(parquet + " is a Parquet file (verl's format); this reads JSON lines"));
-  EXPECT_THAT(dataset.status().message(),
-              HasSubstr("— verl's columns (prompt, data_source, reward_model, extra_info) load as they are"));
-  EXPECT_THAT(dataset.status().message(),
-              HasSubstr("pandas.read_parquet('" + parquet + "').to_json('" + parquet + ".jsonl', orient='records', lines=True"));
+              ::testing::StartsWith(parquet + ": reading it as Parquet: row group 0, column 'a': "));
+  EXPECT_THAT(std::string(dataset.status().message()), HasSubstr("compressed with ZSTD"));
 }
 
-TEST(CheckDataFile, NamesTheRecipeKeyOfAMissingOrParquetFile) {
+TEST(CheckDataFile, NamesTheRecipeKeyOfAMissingOrUnreadableFile) {
   TempDir dir("dataset");
   EXPECT_TRUE(CheckDataFile(dir.Write("ok.jsonl", R"({"prompt": "p", "ground_truth": "g"})"), "data.train_files").ok());
+  EXPECT_TRUE(CheckDataFile("tests/data/parquet/gsm8k_verl.parquet", "data.train_files").ok());
   const absl::Status missing = CheckDataFile(dir.Path("nope.jsonl"), "data.val_files");
   EXPECT_EQ(missing.code(), absl::StatusCode::kNotFound);
   EXPECT_THAT(std::string(missing.message()), ::testing::StartsWith("data.val_files: "));
   EXPECT_THAT(missing.message(), HasSubstr(dir.Path("nope.jsonl")));
   const absl::Status parquet = CheckDataFile(dir.Write("t.parquet", "PAR1 rest"), "data.train_files");
   EXPECT_EQ(parquet.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(parquet.message()), ::testing::StartsWith("data.train_files: " + dir.Path("t.parquet") + " is a Parquet file"));
+  EXPECT_THAT(std::string(parquet.message()),
+              ::testing::StartsWith("data.train_files: " + dir.Path("t.parquet") + ": reading it as Parquet: "));
 }
 
 TEST(PromptDataset, NoFilesIsInvalidArgument) {
