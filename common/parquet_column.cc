@@ -7,8 +7,8 @@
 
 #include "absl/status/status.h"
 #include "absl/strings/str_cat.h"
+#include "common/parquet_codecs.h"
 #include "common/parquet_encodings.h"
-#include "common/snappy.h"
 #include "common/status_macros.h"
 
 namespace rollout::parquet {
@@ -18,25 +18,6 @@ int BitWidth(int max_level) {
   int bits = 0;
   while ((1 << bits) <= max_level) ++bits;
   return bits;
-}
-
-// A page's stored bytes, decompressed to `uncompressed_size` bytes.
-absl::StatusOr<std::string> Decompress(absl::string_view stored, Codec codec, int64_t uncompressed_size) {
-  std::string bytes;
-  if (codec == Codec::kUncompressed) {
-    bytes = std::string(stored);
-  } else if (codec == Codec::kSnappy) {
-    ASSIGN_OR_RETURN(bytes, snappy::Decompress(stored));
-  } else {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "compressed with ", CodecName(codec),
-        "; this reader decodes uncompressed and SNAPPY pages (pyarrow's default)"));
-  }
-  if (static_cast<int64_t>(bytes.size()) != uncompressed_size) {
-    return absl::InvalidArgumentError(absl::StrCat("a page of ", bytes.size(), " bytes where its header says ",
-                                                   uncompressed_size));
-  }
-  return bytes;
 }
 
 // Levels of a v1 data page: a 4-byte length, then that many bytes of RLE hybrid.
@@ -101,13 +82,13 @@ class ChunkDecoder {
       return absl::InvalidArgumentError(
           absl::StrCat("a dictionary encoded ", EncodingName(header.encoding)));
     }
-    ASSIGN_OR_RETURN(const std::string bytes, Decompress(stored, chunk_.codec, header.uncompressed_page_size));
+    ASSIGN_OR_RETURN(const std::string bytes, DecompressPage(stored, chunk_.codec, header.uncompressed_page_size));
     dictionary_.clear();
     return DecodePlain(bytes, leaf_.type, leaf_.annotation, header.num_values, &dictionary_);
   }
 
   absl::Status DataV1(const PageHeader& header, absl::string_view stored) {
-    ASSIGN_OR_RETURN(const std::string bytes, Decompress(stored, chunk_.codec, header.uncompressed_page_size));
+    ASSIGN_OR_RETURN(const std::string bytes, DecompressPage(stored, chunk_.codec, header.uncompressed_page_size));
     absl::string_view body = bytes;
     RETURN_IF_ERROR(ReadV1Levels(&body, header.repetition_level_encoding, leaf_.max_repetition_level,
                                  header.num_values, &out_.repetition_levels));
@@ -133,7 +114,7 @@ class ChunkDecoder {
     const absl::string_view stored_values = stored.substr(levels_size);
     std::string values;
     if (header.is_compressed) {
-      ASSIGN_OR_RETURN(values, Decompress(stored_values, chunk_.codec, header.uncompressed_page_size - levels_size));
+      ASSIGN_OR_RETURN(values, DecompressPage(stored_values, chunk_.codec, header.uncompressed_page_size - levels_size));
     } else {
       values = std::string(stored_values);
     }

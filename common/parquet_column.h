@@ -1,8 +1,9 @@
 // One column chunk of a Parquet file decoded into its repetition and definition levels
 // and its present values, as JSON values; common/parquet_rows.h assembles rows from
-// them. Reads v1 and v2 data pages, uncompressed or Snappy, with PLAIN and dictionary
-// encodings (and RLE booleans) — what pyarrow, pandas, Spark and HF datasets write by
-// default. Other codecs and encodings are an error naming them.
+// them. Reads v1 and v2 data pages (compressed as common/parquet_codecs.h reads) with
+// PLAIN and dictionary encodings (and RLE booleans) — what pyarrow (under pandas, HF
+// datasets and verl's preprocessing) writes by default. Other encodings are an error
+// naming them.
 #pragma once
 
 #include <cstdint>

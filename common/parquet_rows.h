@@ -11,7 +11,8 @@
 //
 // Not read, each an error naming the column: MAP columns, INT96 and fixed-length byte
 // arrays, decimals, dates, times and timestamps, binary that is not UTF-8; codecs other
-// than Snappy or none; encodings other than PLAIN and dictionary; encrypted files.
+// than SNAPPY, GZIP, ZSTD or none; encodings other than PLAIN and dictionary; encrypted
+// files.
 // Column chunks are decoded one at a time; the rows of the whole file are built in
 // memory (datasets are read whole, as JSON lines are).
 #pragma once

@@ -8,13 +8,15 @@ set -euo pipefail
 # demo's GRPO step 2.4 -> 0.9 s on 2 cores). Installing it makes OpenBLAS that library
 # (update-alternatives). Its serial build runs each product on one thread, so worker
 # processes that share the cores do not oversubscribe them, and results do not depend
-# on the thread count.
+# on the thread count. zlib1g-dev and libzstd-dev: the Parquet reader's GZIP and ZSTD
+# pages (common/parquet_codecs.h).
 packages=(
   g++ cmake ninja-build ccache pkg-config
   libtorch-dev libopenblas0-serial
   libgrpc++-dev protobuf-compiler-grpc libprotobuf-dev protobuf-compiler libabsl-dev
   libyaml-cpp-dev nlohmann-json3-dev libgloo-dev
   libgtest-dev libgmock-dev
+  zlib1g-dev libzstd-dev
 )
 
 missing=()

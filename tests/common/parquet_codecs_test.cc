@@ -1,11 +1,16 @@
 // The byte-level pieces of the Parquet reader on hand-encoded input: Thrift's compact
-// protocol, Snappy, the RLE / bit-packed hybrid, PLAIN values and UTF-8 checks.
+// protocol, Snappy, page codecs, the RLE / bit-packed hybrid, PLAIN values and UTF-8
+// checks.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <zlib.h>
+#include <zstd.h>
 
 #include <string>
 #include <vector>
 
+#include "common/parquet_codecs.h"
 #include "common/parquet_encodings.h"
 #include "common/snappy.h"
 #include "common/thrift_compact.h"
@@ -85,6 +90,44 @@ TEST(Snappy, CorruptInputIsAnError) {
   EXPECT_THAT(message(Bytes({2, 0x08, 'a', 'b', 'c'})), HasSubstr("past the declared length"));
   EXPECT_THAT(message(Bytes({0xff, 0xff, 0xff, 0x7f, 0x00})), HasSubstr("declared length"));
   EXPECT_THAT(message(""), HasSubstr("preamble"));
+}
+
+std::string Gzip(const std::string& text) {
+  z_stream stream{};
+  EXPECT_EQ(deflateInit2(&stream, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  std::string out(deflateBound(&stream, text.size()), '\0');
+  stream.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(text.data()));
+  stream.avail_in = static_cast<uInt>(text.size());
+  stream.next_out = reinterpret_cast<Bytef*>(out.data());
+  stream.avail_out = static_cast<uInt>(out.size());
+  EXPECT_EQ(deflate(&stream, Z_FINISH), Z_STREAM_END);
+  out.resize(stream.total_out);
+  deflateEnd(&stream);
+  return out;
+}
+
+std::string Zstd(const std::string& text) {
+  std::string out(ZSTD_compressBound(text.size()), '\0');
+  out.resize(ZSTD_compress(out.data(), out.size(), text.data(), text.size(), 3));
+  return out;
+}
+
+TEST(PageCodecs, GzipAndZstdPagesDecodeToTheSizeTheirHeaderSays) {
+  const std::string text = std::string(5000, 'x') + "the end";
+  const int64_t size = static_cast<int64_t>(text.size());
+  for (const auto& [codec, stored] : {std::pair{parquet::Codec::kGzip, Gzip(text)},
+                                      std::pair{parquet::Codec::kZstd, Zstd(text)}}) {
+    SCOPED_TRACE(parquet::CodecName(codec));
+    ASSERT_LT(stored.size(), text.size());
+    EXPECT_EQ(parquet::DecompressPage(stored, codec, size).value(), text);
+    EXPECT_THAT(std::string(parquet::DecompressPage(stored, codec, size + 1).status().message()),
+                HasSubstr("bytes where its header says 5008"));
+    EXPECT_FALSE(parquet::DecompressPage(stored.substr(0, stored.size() / 2), codec, size).ok());
+  }
+  EXPECT_THAT(std::string(parquet::DecompressPage("abc", parquet::Codec::kUncompressed, 4).status().message()),
+              HasSubstr("a page of 3 bytes where its header says 4"));
+  EXPECT_THAT(std::string(parquet::DecompressPage("abc", parquet::Codec::kLz4, 3).status().message()),
+              HasSubstr("compressed with LZ4"));
 }
 
 TEST(RleHybrid, RunsAndBitPackedGroups) {

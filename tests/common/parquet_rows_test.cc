@@ -1,7 +1,8 @@
 // Parquet files written by pyarrow (tests/data/parquet/make_fixtures.py) read back as
 // the rows pyarrow itself reads from them (the .jsonl beside each file): verl's gsm8k
-// rows, every readable type with nulls at each nesting level, under each codec, page
-// version and page size pyarrow writes; and what is not read, or corrupt, is one error.
+// rows, every readable type with nulls at each nesting level, under each codec read
+// (none, SNAPPY, GZIP, ZSTD), page version and page size; and what is not read, or
+// corrupt, is one error.
 #include "common/parquet_rows.h"
 
 #include <gmock/gmock.h>
@@ -49,7 +50,8 @@ TEST_P(ParquetFixture, ReadsTheRowsPyarrowReads) {
 
 INSTANTIATE_TEST_SUITE_P(Pyarrow, ParquetFixture,
                          ::testing::Values("gsm8k_verl", "typed_snappy", "typed_plain", "typed_v2_pages",
-                                           "typed_small_pages", "typed_v2_small_pages", "long_text_snappy"));
+                                           "typed_gzip", "typed_zstd", "typed_v2_zstd", "typed_small_pages",
+                                           "typed_v2_small_pages", "long_text_snappy"));
 
 TEST(ParquetRows, VerlGsm8kRowsHaveTheirChatPromptAndGroundTruth) {
   const absl::StatusOr<std::vector<json>> rows = ReadRows(Fixture("gsm8k_verl.parquet"));
@@ -65,10 +67,10 @@ TEST(ParquetRows, VerlGsm8kRowsHaveTheirChatPromptAndGroundTruth) {
 }
 
 TEST(ParquetRows, WhatIsNotReadIsAnErrorNamingTheColumnAndWhy) {
-  const absl::StatusOr<std::vector<json>> zstd = ReadRows(Fixture("unsupported_zstd.parquet"));
-  EXPECT_EQ(zstd.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(zstd.status().message()), HasSubstr("column 'a'"));
-  EXPECT_THAT(std::string(zstd.status().message()), HasSubstr("compressed with ZSTD"));
+  const absl::StatusOr<std::vector<json>> brotli = ReadRows(Fixture("unsupported_brotli.parquet"));
+  EXPECT_EQ(brotli.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(std::string(brotli.status().message()), HasSubstr("column 'a'"));
+  EXPECT_THAT(std::string(brotli.status().message()), HasSubstr("compressed with BROTLI"));
   const absl::StatusOr<std::vector<json>> delta = ReadRows(Fixture("unsupported_delta.parquet"));
   EXPECT_THAT(std::string(delta.status().message()), HasSubstr("encoded DELTA_BINARY_PACKED"));
   const absl::StatusOr<std::vector<json>> map = ReadRows(Fixture("unsupported_map.parquet"));
@@ -87,7 +89,8 @@ TEST(ParquetRows, NotParquetOrTruncatedIsAnError) {
 // Every single-byte corruption and every truncation of a file gives rows or an error —
 // never a crash, a hang or a read outside the bytes (run under ASan to see the last).
 TEST(ParquetRows, CorruptBytesGiveAnErrorOrRowsNeverACrash) {
-  for (const std::string name : {"typed_snappy.parquet", "typed_v2_small_pages.parquet"}) {
+  for (const std::string name : {"typed_snappy.parquet", "typed_v2_small_pages.parquet", "typed_gzip.parquet",
+                                 "typed_zstd.parquet"}) {
     const std::string file = Fixture(name);
     int errors = 0;
     for (size_t at = 0; at < file.size(); ++at) {

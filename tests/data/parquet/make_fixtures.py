@@ -91,6 +91,9 @@ def main():
     write(out, "typed_snappy", table)  # pyarrow's defaults: snappy, dictionaries, v1 pages
     write(out, "typed_plain", table, compression="NONE", use_dictionary=False)
     write(out, "typed_v2_pages", table, compression="SNAPPY", data_page_version="2.0")
+    write(out, "typed_gzip", table, compression="GZIP")
+    write(out, "typed_zstd", table, compression="ZSTD")  # polars' default
+    write(out, "typed_v2_zstd", table, compression="ZSTD", data_page_version="2.0")
     write(out, "typed_small_pages", table, compression="NONE", data_page_size=16,
           write_batch_size=2, row_group_size=3, dictionary_pagesize_limit=8)
     write(out, "typed_v2_small_pages", table, compression="SNAPPY", data_page_version="2.0",
@@ -99,7 +102,7 @@ def main():
                                            ["x" * 70000])})
     write(out, "long_text_snappy", long_text)  # snappy copies with long offsets
     # What the reader turns down with a clear error: no rows to compare.
-    write(out, "unsupported_zstd", pa.table({"a": [1, 2]}), False, compression="ZSTD")
+    write(out, "unsupported_brotli", pa.table({"a": [1, 2]}), False, compression="BROTLI")
     write(out, "unsupported_delta", pa.table({"a": pa.array([1, 2, 3], pa.int64())}), False,
           use_dictionary=False, column_encoding={"a": "DELTA_BINARY_PACKED"})
     write(out, "unsupported_map", pa.table({"m": pa.array([[("k", 1)]],
