@@ -40,6 +40,14 @@ std::unique_ptr<RewardFunction> MakeCountdownReward(const CountdownOptions& opti
 // normalised ground truth. 1 or 0. extra: "acc".
 std::unique_ptr<RewardFunction> MakeMathReward();
 
+// verl's math_dapo (the reward of verl's DAPO recipe, DAPO-Math-17k and AIME): the last
+// "Answer: ..." line (case-insensitive) in the response's last 300 characters, after
+// Minerva's answer normalisation (the text after the last '=', units and TeX spacing
+// dropped, $...$, \text{}, \boxed{} unwrapped, "\frac12" -> "\frac{1}{2}", "1,000" ->
+// "1000"), equals the normalised ground truth: 1, else -1 (no answer found: -1).
+// extra: "acc" (1 or 0).
+std::unique_ptr<RewardFunction> MakeMathDapoReward();
+
 // The trimmed response equals the trimmed ground truth: 1 or 0.
 std::unique_ptr<RewardFunction> MakeExactMatchReward();
 

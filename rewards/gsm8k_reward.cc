@@ -11,6 +11,7 @@
 #include "absl/strings/string_view.h"
 #include "re2/re2.h"
 #include "rewards/builtin_rewards.h"
+#include "rewards/python_text.h"
 
 namespace rollout::rewards {
 namespace {
@@ -18,27 +19,6 @@ namespace {
 // verl matches only the end of the response: answers come last, and regexes over
 // very long strings are slow. Counted in characters (code points), as Python does.
 constexpr int kSolutionClipChars = 300;
-
-// The last `n` code points of UTF-8 `text` (all of it when shorter). Continuation
-// bytes (10xxxxxx) never start a code point, so they are not counted.
-absl::string_view LastCodePoints(absl::string_view text, int n) {
-  size_t start = text.size();
-  int counted = 0;
-  while (start > 0 && counted < n) {
-    --start;
-    if ((static_cast<unsigned char>(text[start]) & 0xC0) != 0x80) ++counted;
-  }
-  return text.substr(start);
-}
-
-// Every match of `re`'s single capture group in `text`, in order (Python's findall).
-std::vector<std::string> FindAll(const RE2& re, absl::string_view text) {
-  std::vector<std::string> matches;
-  re2::StringPiece input(text.data(), text.size());
-  std::string match;
-  while (RE2::FindAndConsume(&input, re, &match)) matches.push_back(match);
-  return matches;
-}
 
 // Strict: the last "#### <number>", commas and '$' stripped.
 std::optional<std::string> ExtractStrict(absl::string_view tail) {

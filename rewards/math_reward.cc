@@ -17,25 +17,10 @@
 #include "absl/strings/string_view.h"
 #include "re2/re2.h"
 #include "rewards/builtin_rewards.h"
+#include "rewards/python_text.h"
 
 namespace rollout::rewards {
 namespace {
-
-// Python indexes strings by code point; these keep that for UTF-8 text.
-bool IsContinuationByte(char c) { return (static_cast<unsigned char>(c) & 0xC0) == 0x80; }
-
-// The first code point of non-empty UTF-8 `text`.
-absl::string_view FirstCodePoint(absl::string_view text) {
-  size_t end = 1;
-  while (end < text.size() && IsContinuationByte(text[end])) ++end;
-  return text.substr(0, end);
-}
-
-size_t CodePointCount(absl::string_view text) {
-  size_t count = 0;
-  for (char c : text) count += IsContinuationByte(c) ? 0 : 1;
-  return count;
-}
 
 // verl's last_boxed_only_string + remove_boxed: the content of the last \boxed{...}
 // (braces balanced), or of the last \fbox{...} when there is no \boxed. A

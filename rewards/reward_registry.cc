@@ -15,6 +15,7 @@ RewardRegistry RewardRegistry::WithBuiltins() {
   registry.Register("gsm8k", [] { return MakeGsm8kReward(); });
   registry.Register("countdown", [] { return MakeCountdownReward(); });
   registry.Register("math", [] { return MakeMathReward(); });
+  registry.Register("math_dapo", [] { return MakeMathDapoReward(); });
   registry.Register("exact_match", [] { return MakeExactMatchReward(); });
   registry.Register("format", [] { return std::move(MakeFormatReward(FormatOptions())).value(); });
   return registry;
@@ -49,6 +50,8 @@ absl::StatusOr<std::string> RewardRegistry::RouteDataSource(const std::string& d
     name = "gsm8k";
   } else if (absl::c_linear_search(kMathSources, data_source)) {
     name = "math";
+  } else if (data_source == "math_dapo" || absl::StartsWith(data_source, "aime")) {
+    name = "math_dapo";
   } else if (absl::StrContains(data_source, "countdown")) {
     name = "countdown";
   } else if (data_source == "arithmetic") {  // `rollout gen-data arithmetic`: the answer alone
@@ -60,7 +63,7 @@ absl::StatusOr<std::string> RewardRegistry::RouteDataSource(const std::string& d
     return absl::InvalidArgumentError(absl::StrCat(
         "no reward for data_source '", data_source,
         "'; set reward.name, or use a data_source that names a reward (",
-        absl::StrJoin(Names(), ", "), ") or a dataset verl routes (openai/gsm8k, lighteval/MATH, ...countdown...)"));
+        absl::StrJoin(Names(), ", "), ") or a dataset verl routes (openai/gsm8k, lighteval/MATH, aime..., ...countdown...)"));
   }
   return name;
 }

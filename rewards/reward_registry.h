@@ -29,7 +29,8 @@ class RewardRegistry {
 
   // The reward verl's default scorer uses for a data_source: openai/gsm8k -> gsm8k;
   // the MATH datasets (lighteval/MATH, DigitalLearningGmbH/MATH-lighteval,
-  // HuggingFaceH4/MATH-500, ...) -> math; anything containing "countdown" ->
+  // HuggingFaceH4/MATH-500, ...) -> math; math_dapo and anything starting with "aime"
+  // (DAPO-Math-17k, AIME 2024) -> math_dapo; anything containing "countdown" ->
   // countdown; "arithmetic" (`rollout gen-data arithmetic`) -> exact_match; a
   // data_source that is itself a registered name -> that reward.
   // InvalidArgument naming the data_source when none applies.

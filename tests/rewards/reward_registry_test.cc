@@ -12,7 +12,7 @@ using ::testing::HasSubstr;
 
 TEST(RewardRegistry, BuiltinsAreRegisteredByName) {
   const RewardRegistry registry = RewardRegistry::WithBuiltins();
-  EXPECT_THAT(registry.Names(), ElementsAre("countdown", "exact_match", "format", "gsm8k", "math"));
+  EXPECT_THAT(registry.Names(), ElementsAre("countdown", "exact_match", "format", "gsm8k", "math", "math_dapo"));
   for (const std::string& name : registry.Names()) {
     absl::StatusOr<std::unique_ptr<RewardFunction>> reward = registry.Create(name);
     ASSERT_TRUE(reward.ok()) << reward.status();
@@ -23,7 +23,7 @@ TEST(RewardRegistry, BuiltinsAreRegisteredByName) {
 TEST(RewardRegistry, UnknownNameListsTheKnownOnes) {
   const absl::Status status = RewardRegistry::WithBuiltins().Create("gsm9k").status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(status.message(), "unknown reward 'gsm9k'; known: countdown, exact_match, format, gsm8k, math");
+  EXPECT_EQ(status.message(), "unknown reward 'gsm9k'; known: countdown, exact_match, format, gsm8k, math, math_dapo");
 }
 
 TEST(RewardRegistry, RoutesDataSourcesLikeVerl) {
