@@ -1,7 +1,9 @@
 // recipes/grpo_gsm8k_qwen2.5_0.5b.yaml, a GPU recipe, run on the CPU at reduced size
-// through real worker processes: the tiny Qwen2 fixture for the model and
+// through real worker processes: the tiny Qwen2 fixture for the model,
 // tests/data/gsm8k_tiny.jsonl (verl's gsm8k rows: chat prompts, reward_model.ground_truth,
-// data_source openai/gsm8k) for the data, everything else as the recipe says.
+// data_source openai/gsm8k) to train on and tests/data/parquet/gsm8k_verl.parquet (the
+// same layout, as verl's preprocessing writes it) to validate on, everything else as the
+// recipe says.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -28,12 +30,13 @@ TEST(Gsm8kRecipe, TrainsTwoStepsOnTheCpuScoredByTheGsm8kReward) {
   testing::TempDir dir("gsm8k_recipe_e2e");
   const std::string source = ROLLOUT_SOURCE_DIR;
   const std::string data = source + "/tests/data/gsm8k_tiny.jsonl";
+  const std::string parquet = source + "/tests/data/parquet/gsm8k_verl.parquet";
   // Only paths, the device, dtypes and sizes change (the lengths to fit the fixture's 512
   // positions); the recipe's algorithm (GRPO, KL loss, clip ratios, data_source reward
   // routing) stays as written.
   const testing::CommandResult train = RolloutIn(
       dir.path(),
-      {"train", Recipe(), "data.train_files=[" + data + "]", "data.val_files=[" + data + "]",
+      {"train", Recipe(), "data.train_files=[" + data + "]", "data.val_files=[" + parquet + "]",
        "actor.model.path=" + source + "/tests/data/tiny-qwen2", "trainer.device=cpu",
        "actor.model.dtype=float32", "rollout.dtype=float32", "rollout.cpu_kv_cache_gib=0.05",
        "data.train_batch_size=4", "data.val_batch_size=0", "actor.ppo_mini_batch_size=2",
@@ -71,7 +74,7 @@ TEST(Gsm8kRecipe, WithoutTheUsersDataItNamesTheFileItLooksFor) {
   testing::TempDir dir("gsm8k_recipe_no_data");
   const testing::CommandResult train = RolloutIn(dir.path(), {"train", Recipe(), "trainer.device=cpu"});
   EXPECT_NE(train.exit_code, 0);
-  EXPECT_THAT(train.output, HasSubstr("data/gsm8k/train.jsonl: No such file or directory"));
+  EXPECT_THAT(train.output, HasSubstr("data/gsm8k/train.parquet: No such file or directory"));
 }
 
 }  // namespace
