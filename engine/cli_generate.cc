@@ -2,16 +2,18 @@
 
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/device.h"
 #include "common/flags.h"
 #include "common/output_command.h"
-#include "common/parquet_hint.h"
+#include "common/file_util.h"
+#include "common/parquet_rows.h"
 #include "common/status_macros.h"
 #include "engine/engine.h"
 #include "models/json_prompt.h"
@@ -45,12 +47,13 @@ struct GenerateFlags {
 
 FlagSet MakeFlags(GenerateFlags* f) {
   FlagSet flags("rollout generate --model DIR --input prompts.jsonl [flags]",
-                "Generates responses with the rollout engine. Input lines: {\"prompt\": text},\n"
-                "{\"messages\": [...]} (chat template applied) or {\"ids\": [...]}, optionally\n"
-                "with \"stop\": [strings]. Output: one JSON line per prompt with its n responses\n"
-                "(text, ids, log_probs, finish_reason: eos|stop|length).");
+                "Generates responses with the rollout engine. Input: JSON lines or a Parquet file\n"
+                "(verl's datasets) of rows {\"prompt\": text}, {\"messages\": [...]} or\n"
+                "{\"prompt\": [...]} (chat messages: the chat template applied) or {\"ids\": [...]},\n"
+                "optionally with \"stop\": [strings]. Output: one JSON line per prompt with its n\n"
+                "responses (text, ids, log_probs, finish_reason: eos|stop|length).");
   flags.AddString("model", &f->model, "Hugging Face model directory (with its tokenizer)");
-  flags.AddString("input", &f->input, "JSON lines of prompts");
+  flags.AddString("input", &f->input, "JSON lines or Parquet of prompts");
   flags.AddString("output", &f->output, "write here instead of stdout");
   flags.AddString("device", &f->device, "cpu or cuda:N");
   flags.AddString("dtype", &f->dtype, "float32 or bfloat16 (default: bfloat16 on CUDA)");
@@ -76,22 +79,22 @@ FlagSet MakeFlags(GenerateFlags* f) {
   return flags;
 }
 
-// One input line as a request; `where` is "FILE:LINE".
-absl::StatusOr<GenerationRequest> ParseRequest(const std::string& line, const std::string& where,
+// One input row as a request; `where` is "FILE:LINE" or "FILE row N".
+absl::StatusOr<GenerationRequest> ParseRequest(const json& value, const std::string& where,
                                                const models::Tokenizer& tokenizer,
                                                int64_t vocab_size, const SamplingParams& params) {
-  const json value = json::parse(line, nullptr, /*allow_exceptions=*/false);
   auto fail = [&](absl::string_view what) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": ", what));
   };
   if (value.is_discarded() || !value.is_object()) return fail("not a JSON object");
   GenerationRequest request;
   request.params = params;
-  if (value.contains("prompt")) {
-    if (!value.at("prompt").is_string()) return fail("\"prompt\" must be a string");
+  const bool chat_prompt = value.contains("prompt") && value.at("prompt").is_array();  // verl's rows
+  if (value.contains("prompt") && !chat_prompt) {
+    if (!value.at("prompt").is_string()) return fail("\"prompt\" must be text or a list of chat messages");
     request.prompt = tokenizer.Encode(value.at("prompt").get<std::string>());
-  } else if (value.contains("messages")) {
-    auto messages = models::ParseChatMessages(value);
+  } else if (chat_prompt || value.contains("messages")) {
+    auto messages = models::ParseChatMessages(chat_prompt ? value.at("prompt") : value);
     if (!messages.ok()) return fail(messages.status().message());
     auto ids = tokenizer.EncodeChat(*messages);
     if (!ids.ok()) return fail(ids.status().message());
@@ -120,6 +123,36 @@ absl::StatusOr<GenerationRequest> ParseRequest(const std::string& line, const st
   return request;
 }
 
+struct InputRow {
+  json value;         // discarded when the line is not JSON
+  std::string where;  // "FILE:LINE" or "FILE row N"
+};
+
+// The rows of `path`: a Parquet file's (common/parquet_rows.h), or the non-blank lines
+// of JSON lines.
+absl::StatusOr<std::vector<InputRow>> ReadInputRows(const std::string& path) {
+  ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
+  std::vector<InputRow> rows;
+  if (parquet::HasParquetMagic(text)) {
+    absl::StatusOr<std::vector<json>> values = parquet::ReadRows(text);
+    if (!values.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(path, ": reading it as Parquet: ", values.status().message()));
+    }
+    for (size_t i = 0; i < values->size(); ++i) {
+      rows.push_back({std::move((*values)[i]), absl::StrCat(path, " row ", i + 1)});
+    }
+    return rows;
+  }
+  int64_t number = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++number;
+    if (absl::StripAsciiWhitespace(line).empty()) continue;
+    rows.push_back({json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false),
+                    absl::StrCat(path, ":", number)});
+  }
+  return rows;
+}
+
 // "\r[#########-----------] 120/256 responses  3,400 tok/s" at most 10 times a second.
 class ProgressBar {
  public:
@@ -145,7 +178,6 @@ absl::Status Generate(const GenerateFlags& f, std::ostream& out) {
   if (f.model.empty() || f.input.empty()) {
     return absl::InvalidArgumentError("--model and --input are required (see --help)");
   }
-  RETURN_IF_ERROR(RejectParquetFile(f.input));
   models::LoadOptions load;
   ASSIGN_OR_RETURN(load.device, OpenDevice(f.device));
   const std::string dtype = !f.dtype.empty() ? f.dtype : load.device.is_cuda() ? "bfloat16" : "float32";
@@ -164,16 +196,12 @@ absl::Status Generate(const GenerateFlags& f, std::ostream& out) {
   params.min_p = f.min_p;
   params.max_tokens = f.max_tokens;
   params.ignore_eos = f.ignore_eos;
-  std::ifstream in(f.input);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", f.input));
+  ASSIGN_OR_RETURN(const std::vector<InputRow> rows, ReadInputRows(f.input));
   std::vector<GenerationRequest> requests;
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+  for (const InputRow& row : rows) {
     params.seed = static_cast<uint64_t>(f.seed + static_cast<int64_t>(requests.size()));
     ASSIGN_OR_RETURN(GenerationRequest request,
-                     ParseRequest(line, absl::StrCat(f.input, ":", number), *tokenizer,
-                                  model->config().vocab_size, params));
+                     ParseRequest(row.value, row.where, *tokenizer, model->config().vocab_size, params));
     requests.push_back(std::move(request));
   }
 

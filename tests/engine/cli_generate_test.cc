@@ -77,15 +77,25 @@ TEST(GenerateCommand, BadInputLineIsAnErrorNamingTheLine) {
   EXPECT_THAT(run.output, HasSubstr(input + ":2: token id 999 is outside the model's vocabulary"));
 }
 
-TEST(GenerateCommand, AParquetInputIsAnErrorThatSaysHowToConvertIt) {
+// verl's datasets: Parquet rows whose "prompt" is a list of chat messages.
+TEST(GenerateCommand, ReadsVerlsParquetRowsWithChatPrompts) {
   TempDir dir("generate");
-  const std::string input = dir.Path("prompts.parquet");
-  ASSERT_TRUE(WriteFileAtomically(input, std::string("PAR1\x15\x04", 6) + "PAR1").ok());
+  const std::string output = dir.Path("out.jsonl");
+  const CommandResult run = Rollout({"generate", "--model", kFixture, "--input", "tests/data/parquet/gsm8k_verl.parquet",
+                                     "--output", output, "--greedy", "--max_tokens", "2", "--cpu_kv_cache_gib", "0.01"});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::vector<nlohmann::json> lines = JsonLines(ReadFile(output).value());
+  ASSERT_EQ(lines.size(), 3u);
+  // The chat template wraps the question: more tokens than its ~40 words alone.
+  EXPECT_GT(lines[0]["prompt_ids"].size(), 60u);
+}
+
+TEST(GenerateCommand, AParquetFileItCannotReadIsAnErrorNamingItAndTheColumn) {
+  const std::string input = "tests/data/parquet/unsupported_map.parquet";
   const CommandResult run =
       Rollout({"generate", "--model", kFixture, "--input", input, "--cpu_kv_cache_gib", "0.01"});
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_THAT(run.output, HasSubstr(input + " is a Parquet file (verl's format); this reads JSON lines"));
-  EXPECT_THAT(run.output, HasSubstr("pandas.read_parquet('" + input + "')"));
+  EXPECT_THAT(run.output, HasSubstr(input + ": reading it as Parquet: column 'm' is a MAP"));
 }
 
 }  // namespace
