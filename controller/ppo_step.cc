@@ -11,17 +11,6 @@
 namespace rollout::controller {
 namespace {
 
-// [N] int64 group ids for the uid strings: equal uids, equal ids.
-at::Tensor GroupIds(const std::vector<std::string>& uids) {
-  std::unordered_map<std::string, int64_t> ids;
-  at::Tensor index = at::empty({static_cast<int64_t>(uids.size())}, at::kLong);
-  auto out = index.accessor<int64_t, 1>();
-  for (size_t i = 0; i < uids.size(); ++i) {
-    out[static_cast<int64_t>(i)] = ids.emplace(uids[i], static_cast<int64_t>(ids.size())).first->second;
-  }
-  return index;
-}
-
 // mean / max / min of `values` over the entries where `mask` is set (0 for none).
 void AddStats(const std::string& prefix, const at::Tensor& values, const at::Tensor& mask,
               std::map<std::string, double>* metrics) {
@@ -41,6 +30,16 @@ void AddLengthStats(const std::string& prefix, const at::Tensor& lengths, int64_
 }
 
 }  // namespace
+
+at::Tensor GroupIds(const std::vector<std::string>& uids) {
+  std::unordered_map<std::string, int64_t> ids;
+  at::Tensor index = at::empty({static_cast<int64_t>(uids.size())}, at::kLong);
+  auto out = index.accessor<int64_t, 1>();
+  for (size_t i = 0; i < uids.size(); ++i) {
+    out[static_cast<int64_t>(i)] = ids.emplace(uids[i], static_cast<int64_t>(ids.size())).first->second;
+  }
+  return index;
+}
 
 absl::StatusOr<at::Tensor> TokenLevelScores(const std::vector<double>& scores,
                                             const at::Tensor& response_mask) {

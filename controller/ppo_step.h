@@ -15,6 +15,10 @@
 
 namespace rollout::controller {
 
+// [N] int64 group ids for the rows' uid strings: equal uids, equal ids (numbered in the
+// order they first appear).
+at::Tensor GroupIds(const std::vector<std::string>& uids);
+
 // token_level_scores [N, R] float32: each row's score at its last response token (verl's
 // reward managers), zeros elsewhere. InvalidArgument when the counts differ; a row with
 // no response token keeps its score nowhere (all zeros).

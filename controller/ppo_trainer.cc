@@ -13,6 +13,7 @@
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "controller/batch_splits.h"
+#include "controller/group_sampling.h"
 #include "controller/ppo_step.h"
 #include "controller/ppo_worker_calls.h"
 #include "controller/trainer_common.h"
@@ -24,12 +25,13 @@ namespace {
 // Seeds of a step's prompt groups: group i of step s samples from seed base(s) + i.
 constexpr int64_t kSeedStride = 1000003;
 
-// Runs `phase`, adding its wall time to metrics as timing_s/<name>.
+// Runs `phase`, adding its wall time to metrics' timing_s/<name> (a step that generates
+// several times, with algorithm.filter_groups, sums its rounds).
 absl::Status Timed(const std::string& name, std::map<std::string, double>* metrics,
                    const std::function<absl::Status()>& phase) {
   const auto start = std::chrono::steady_clock::now();
   absl::Status status = phase();
-  (*metrics)["timing_s/" + name] =
+  (*metrics)["timing_s/" + name] +=
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!status.ok()) return absl::Status(status.code(), absl::StrCat(name, ": ", status.message()));
   return absl::OkStatus();
@@ -46,6 +48,11 @@ double Mean(const std::vector<double>& values) {
 absl::Status CheckWorkers(const PpoTrainerSetup& setup) {
   const config::Recipe& recipe = setup.recipe;
   RETURN_IF_ERROR(CheckPolicyBatching(recipe, setup.policy->world_size()));
+  if (recipe.algorithm().filter_groups().enable() && recipe.algorithm().use_kl_in_reward()) {
+    return absl::InvalidArgumentError(
+        "algorithm.filter_groups with algorithm.use_kl_in_reward: the KL penalty needs the log-probs of rows "
+        "the filter has not chosen yet; use the KL loss (actor.use_kl_loss) or turn one off");
+  }
   const std::string& estimator = recipe.algorithm().adv_estimator();
   if (estimator == "gae" && setup.critic == nullptr) {
     return absl::InvalidArgumentError(
@@ -83,7 +90,10 @@ absl::StatusOr<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(const PpoTrainerS
     ASSIGN_OR_RETURN(trainer->val_, LoadPromptDataset(Files(recipe.data().val_files()), options));
   }
   DataLoaderOptions loader;
-  loader.batch_size = recipe.data().train_batch_size();
+  // With dynamic sampling the loader hands out generation rounds (verl's DAPO trainer).
+  loader.batch_size = recipe.algorithm().filter_groups().enable() && recipe.data().gen_batch_size() > 0
+                          ? recipe.data().gen_batch_size()
+                          : recipe.data().train_batch_size();
   loader.shuffle = recipe.data().shuffle();
   loader.seed = recipe.data().seed();
   ASSIGN_OR_RETURN(DataLoader created, DataLoader::Create(static_cast<int64_t>(trainer->train_.examples.size()), loader));
@@ -189,12 +199,11 @@ absl::StatusOr<std::vector<double>> PpoTrainer::ShapeOverlong(const std::vector<
 }
 
 absl::StatusOr<Batch> PpoTrainer::GenerateAndScore(const std::vector<const PromptExample*>& examples,
-                                                   const std::vector<std::string>& uids,
-                                                   std::map<std::string, double>* metrics) const {
+                                                   const std::vector<std::string>& uids, int64_t seed_base,
+                                                   std::map<std::string, double>* metrics,
+                                                   std::vector<double>* filter_metric) const {
   const config::Recipe& recipe = setup_.recipe;
   const int n = recipe.rollout().n();
-  const int64_t seed_base = int64_t{recipe.rollout().seed()} * kSeedStride +
-                            (global_step_ + 1) * static_cast<int64_t>(examples.size());
   Batch batch;
   RETURN_IF_ERROR(Timed("gen", metrics, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(const Batch rows, PromptRows(examples, n, uids, seed_base));
@@ -208,6 +217,9 @@ absl::StatusOr<Batch> PpoTrainer::GenerateAndScore(const std::vector<const Promp
     for (const rewards::ScoredSample& sample : scored) scores.push_back(sample.output.score);
     ASSIGN_OR_RETURN(const at::Tensor response_mask, batch.Tensor("response_mask"));
     ASSIGN_OR_RETURN(scores, ShapeOverlong(scores, response_mask, metrics));
+    if (filter_metric != nullptr) {
+      ASSIGN_OR_RETURN(*filter_metric, FilterMetricValues(recipe.algorithm().filter_groups().metric(), scored, scores));
+    }
     ASSIGN_OR_RETURN(const at::Tensor token_scores, TokenLevelScores(scores, response_mask));
     return batch.AddTensor("token_level_scores", token_scores);
   }));
@@ -282,19 +294,54 @@ absl::Status PpoTrainer::SyncRolloutWeights(std::map<std::string, double>* metri
   return absl::OkStatus();
 }
 
-absl::Status PpoTrainer::Step(MetricsLogger& logger) {
+absl::StatusOr<std::optional<Batch>> PpoTrainer::StepBatch(std::map<std::string, double>* metrics) {
+  const config::Recipe& recipe = setup_.recipe;
+  const config::FilterGroupsConfig& filter = recipe.algorithm().filter_groups();
+  KeptGroups kept(recipe.data().train_batch_size(), recipe.rollout().n());
+  for (int64_t round = 1;; ++round) {
+    // verl's DAPO loop ends with the data's epochs, wherever the step stands.
+    if (filter.enable() && loader_->position().epoch >= recipe.trainer().total_epochs()) return std::nullopt;
+    // Seeds and uids follow the loader's batch: the same on resume, distinct per round.
+    const DataLoader::Position position = loader_->position();
+    const int64_t batch_index = position.epoch * loader_->steps_per_epoch() + position.batch_in_epoch;
+    std::vector<const PromptExample*> examples;
+    std::vector<std::string> uids;
+    for (int64_t index : loader_->Next()) {
+      examples.push_back(&train_.examples[static_cast<size_t>(index)]);
+      uids.push_back(filter.enable() ? absl::StrCat("step", global_step_ + 1, "-", round, "-", examples.size() - 1)
+                                     : absl::StrCat("step", global_step_ + 1, "-", examples.size() - 1));
+    }
+    const int64_t seed_base = int64_t{recipe.rollout().seed()} * kSeedStride +
+                              (batch_index + 1) * static_cast<int64_t>(examples.size());
+    std::vector<double> filter_metric;
+    ASSIGN_OR_RETURN(Batch generated, GenerateAndScore(examples, uids, seed_base, metrics,
+                                                       filter.enable() ? &filter_metric : nullptr));
+    if (!filter.enable()) return std::optional<Batch>(std::move(generated));
+    RETURN_IF_ERROR(kept.Add(generated, filter_metric));
+    (*metrics)["train/num_gen_batches"] = static_cast<double>(round);
+    if (kept.full()) {
+      ASSIGN_OR_RETURN(Batch batch, kept.Take());
+      return std::optional<Batch>(std::move(batch));
+    }
+    if (filter.max_num_gen_batches() > 0 && round >= filter.max_num_gen_batches()) {
+      return absl::FailedPreconditionError(absl::StrCat(
+          "after ", round, " generation rounds (algorithm.filter_groups.max_num_gen_batches) only ",
+          kept.kept_prompts(), " of the step's ", recipe.data().train_batch_size(),
+          " prompts have responses that differ in ", filter.metric(),
+          ": the data are too easy or too hard for the policy"));
+    }
+  }
+}
+
+absl::StatusOr<bool> PpoTrainer::Step(MetricsLogger& logger) {
   const config::Recipe& recipe = setup_.recipe;
   std::map<std::string, double> metrics;
   const int64_t epoch = loader_->position().epoch;
-  std::vector<const PromptExample*> examples;
-  std::vector<std::string> uids;
-  for (int64_t index : loader_->Next()) {
-    examples.push_back(&train_.examples[static_cast<size_t>(index)]);
-    uids.push_back(absl::StrCat("step", global_step_ + 1, "-", examples.size() - 1));
-  }
   const auto step_start = std::chrono::steady_clock::now();
   RETURN_IF_ERROR(SyncRolloutWeights(&metrics));
-  ASSIGN_OR_RETURN(Batch batch, GenerateAndScore(examples, uids, &metrics));
+  ASSIGN_OR_RETURN(std::optional<Batch> step_batch, StepBatch(&metrics));
+  if (!step_batch.has_value()) return false;
+  Batch& batch = *step_batch;
   RETURN_IF_ERROR(PrepareUpdates(&batch, &metrics));
   RETURN_IF_ERROR(UpdateModels(batch, &metrics));
   ASSIGN_OR_RETURN(const auto data_metrics, DataMetrics(batch));
@@ -323,7 +370,8 @@ absl::Status PpoTrainer::Step(MetricsLogger& logger) {
       return absl::OkStatus();
     }));
   }
-  return logger.Log(global_step_, metrics);
+  RETURN_IF_ERROR(logger.Log(global_step_, metrics));
+  return true;
 }
 
 absl::Status PpoTrainer::Fit(MetricsLogger& logger) {
@@ -337,8 +385,16 @@ absl::Status PpoTrainer::Fit(MetricsLogger& logger) {
   }
   while (global_step_ < total_steps_) {
     const int64_t step = global_step_ + 1;
-    const absl::Status status = Step(logger);
-    if (!status.ok()) return absl::Status(status.code(), absl::StrCat("step ", step, ": ", status.message()));
+    const absl::StatusOr<bool> trained = Step(logger);
+    if (!trained.ok()) {
+      return absl::Status(trained.status().code(), absl::StrCat("step ", step, ": ", trained.status().message()));
+    }
+    if (!*trained) {
+      ROLLOUT_LOG(INFO) << "the data's " << setup_.recipe.trainer().total_epochs()
+                        << " epoch(s) (trainer.total_epochs) ended during step " << step << " of " << total_steps_
+                        << ": algorithm.filter_groups took more than one generation round for some steps";
+      break;
+    }
   }
   return checkpoints_->FinishSave();
 }

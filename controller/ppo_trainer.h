@@ -13,7 +13,9 @@
 // Batch semantics as verl: data.train_batch_size prompts per step, each sent
 // rollout.n times (rows of one prompt share a uid and generate as one group),
 // actor.ppo_mini_batch_size and critic.ppo_mini_batch_size counted in prompts on the
-// worker side.
+// worker side. With algorithm.filter_groups (verl's DAPO dynamic sampling) a step
+// generates data.gen_batch_size prompts a round until data.train_batch_size prompts
+// whose responses differ in the filter's metric are kept.
 //
 // Drives colocated actor/rollout/ref workers (one pool) and, for PPO
 // (algorithm.adv_estimator gae, as verl's use_critic), a critic colocated with them
@@ -24,6 +26,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -81,16 +84,26 @@ class PpoTrainer {
   explicit PpoTrainer(const PpoTrainerSetup& setup) : setup_(setup) {}
   // Loads the checkpoint trainer.resume_mode names, if any, and continues after it.
   absl::Status Resume();
-  absl::Status Step(MetricsLogger& logger);
+  // One training step; false (nothing trained) when the data's epochs end first, which
+  // only dynamic sampling (algorithm.filter_groups) can make happen.
+  absl::StatusOr<bool> Step(MetricsLogger& logger);
+  // The step's rollout batch: one generation round of the loader's next prompts, or with
+  // algorithm.filter_groups rounds until data.train_batch_size prompts are kept
+  // (controller/group_sampling.h; train/num_gen_batches). nullopt when the data's epochs
+  // end first.
+  absl::StatusOr<std::optional<Batch>> StepBatch(std::map<std::string, double>* metrics);
   // Sends the actor's weights to a rollout in another pool when it has not got the
   // current ones (timing_s/update_weights).
   absl::Status SyncRolloutWeights(std::map<std::string, double>* metrics);
   // The step's phases: gen and reward (the rollout batch with token_level_scores);
   // old_log_prob, ref, values and adv (the columns the updates take); update_critic and
   // update_actor. Each adds its timing_s/<phase> and metrics.
+  // Prompt group i samples from seed_base + i. With `filter_metric`, fills it with each
+  // row's algorithm.filter_groups.metric.
   absl::StatusOr<Batch> GenerateAndScore(const std::vector<const PromptExample*>& examples,
-                                         const std::vector<std::string>& uids,
-                                         std::map<std::string, double>* metrics) const;
+                                         const std::vector<std::string>& uids, int64_t seed_base,
+                                         std::map<std::string, double>* metrics,
+                                         std::vector<double>* filter_metric = nullptr) const;
   absl::Status PrepareUpdates(Batch* batch, std::map<std::string, double>* metrics);
   absl::Status UpdateModels(const Batch& batch, std::map<std::string, double>* metrics);
   // Prompt rows for `examples`, each repeated `n` times, with uid and seed columns.
