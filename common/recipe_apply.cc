@@ -96,7 +96,8 @@ class LayerApplier {
   absl::StatusOr<bool> SkipVerlInertKey(const std::string& key, const YAML::Node& value,
                                         const YAML::Mark& mark, bool is_field);
   // A map of verl keys below canonical `key` that the schema does not have
-  // (`reward_model`), each ignored as SkipVerlInertKey does or else unknown.
+  // (`reward_model`), each ignored as SkipVerlInertKey does, applied to its target when
+  // it is a synonym (`reward_model.overlong_buffer.len`), or else unknown.
   absl::Status SkipVerlInertMap(const YAML::Node& map, const YAML::Mark& mark, const std::string& key);
   // Writes a verl synonym's value to its target (common/verl_synonym_keys.h).
   absl::Status ApplySynonym(const VerlSynonymKey& synonym, const YAML::Node& value,
@@ -252,6 +253,10 @@ absl::Status LayerApplier::SkipVerlInertMap(const YAML::Node& map, const YAML::M
     const std::string child = Join(key, entry.first.Scalar());
     ASSIGN_OR_RETURN(const bool ignored, SkipVerlInertKey(child, entry.second, entry.first.Mark(), false));
     if (ignored) continue;
+    if (const VerlSynonymKey* synonym = FindVerlSynonymKey(child)) {
+      RETURN_IF_ERROR(ApplySynonym(*synonym, entry.second, entry.first.Mark()));
+      continue;
+    }
     if (HasVerlInertKeysUnder(child)) {
       RETURN_IF_ERROR(SkipVerlInertMap(entry.second, entry.first.Mark(), child));
       continue;

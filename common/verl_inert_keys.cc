@@ -129,8 +129,12 @@ const std::vector<VerlInertKey>& Table() {
       {"rollout.profiler", {}, kProfiler},
       // Rewards: verl's reward model and Python reward functions.
       {"reward_model.enable", {"false"}, "reward models are not implemented; rewards come from reward.*"},
-      {"reward_model.reward_manager", {"naive"},
-       "verl's naive manager (one score per response) is what reward.* runs; prime, dapo and batch are not implemented"},
+      {"reward_model.reward_manager", {"naive", "dapo"},
+       "verl's naive manager (one score per response) is what reward.* runs, and its dapo manager that with "
+       "reward.overlong_buffer (reward_model.overlong_buffer); prime and batch are not implemented"},
+      {"reward_model.overlong_buffer.log", {},
+       "whether verl's DAPO manager returns its overlong penalty as extra info; reward/overlong_penalty/mean and "
+       "reward/overlong_fraction are always logged here"},
       {"reward_model.enable_resource_pool", {"false"}, kNoRewardModel},
       {"reward_model.n_gpus_per_node", {}, kNoRewardModel},
       {"reward_model.nnodes", {}, kNoRewardModel},

@@ -22,6 +22,10 @@ const std::vector<VerlSynonymKey>& Table() {
       // data.max_response_length sets here.
       {"rollout.prompt_length", "data.max_prompt_length"},
       {"rollout.response_length", "data.max_response_length"},
+      // verl's DAPO reward manager reads its overlong buffer under reward_model.
+      {"reward_model.overlong_buffer.enable", "reward.overlong_buffer.enable"},
+      {"reward_model.overlong_buffer.len", "reward.overlong_buffer.len"},
+      {"reward_model.overlong_buffer.penalty_factor", "reward.overlong_buffer.penalty_factor"},
   };
   return *table;
 }

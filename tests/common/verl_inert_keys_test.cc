@@ -145,7 +145,7 @@ TEST_F(VerlInertKeys, KeysTheTableDoesNotListStayUnknown) {
             "unknown key 'reward_model.reward_kwargs' at command line 'reward_model.reward_kwargs.x=1'; valid "
             "keys under 'reward_model': enable, enable_resource_pool, forward_max_token_len_per_gpu, "
             "launch_reward_fn_async, max_length, micro_batch_size, micro_batch_size_per_gpu, model, "
-            "n_gpus_per_node, nnodes, profiler, reward_manager, sandbox_fusion, strategy, "
+            "n_gpus_per_node, nnodes, overlong_buffer, profiler, reward_manager, sandbox_fusion, strategy, "
             "ulysses_sequence_parallel_size, use_dynamic_bsz");
   EXPECT_THAT(Error({"actor_rollout_ref.actor.fsdp_confg.param_offload=False"}),
               HasSubstr("unknown key 'actor.fsdp_confg'"));

@@ -49,6 +49,19 @@ TEST_F(VerlSynonymKeys, EachSpellingSetsTheSettingItNames) {
   EXPECT_TRUE(set.ignored_verl_keys.empty());
 }
 
+// verl's DAPO recipe: the overlong buffer under reward_model, its reward manager "dapo".
+TEST_F(VerlSynonymKeys, DaposRewardModelKeysSetTheOverlongBuffer) {
+  const LoadedRecipe set =
+      Load("dapo.yaml", "reward_model:\n  reward_manager: dapo\n  overlong_buffer:\n    enable: true\n    len: 512\n"
+                        "    log: false\n",
+           {"reward_model.overlong_buffer.penalty_factor=0.5"});
+  EXPECT_TRUE(set.recipe.reward().overlong_buffer().enable());
+  EXPECT_EQ(set.recipe.reward().overlong_buffer().len(), 512);
+  EXPECT_EQ(set.recipe.reward().overlong_buffer().penalty_factor(), 0.5);
+  EXPECT_EQ(SourceOf(set, "reward.overlong_buffer.len"), files_.Path("dapo.yaml") + ":5");
+  ASSERT_EQ(set.ignored_verl_keys.size(), 2u);  // reward_manager and overlong_buffer.log
+}
+
 TEST_F(VerlSynonymKeys, ALaterLayerWinsWhicheverSpellingItUses) {
   EXPECT_EQ(Load("a.yaml", "actor:\n  grad_clip: 1.0\n", {"actor.optim.clip_grad=0.3"})
                 .recipe.actor()
