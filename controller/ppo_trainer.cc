@@ -392,7 +392,7 @@ absl::Status PpoTrainer::Fit(MetricsLogger& logger) {
     if (!*trained) {
       ROLLOUT_LOG(INFO) << "the data's " << setup_.recipe.trainer().total_epochs()
                         << " epoch(s) (trainer.total_epochs) ended during step " << step << " of " << total_steps_
-                        << ": algorithm.filter_groups took more than one generation round for some steps";
+                        << ": dynamic sampling (algorithm.filter_groups) had kept too few prompts for it when the data ran out";
       break;
     }
   }
