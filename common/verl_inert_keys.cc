@@ -131,7 +131,7 @@ const std::vector<VerlInertKey>& Table() {
       {"reward_model.enable", {"false"}, "reward models are not implemented; rewards come from reward.*"},
       {"reward_model.reward_manager", {"naive", "dapo"},
        "verl's naive manager (one score per response) is what reward.* runs, and its dapo manager that with "
-       "reward.overlong_buffer (reward_model.overlong_buffer); prime and batch are not implemented"},
+       "reward.overlong_buffer (reward_model.overlong_buffer); its prime and batch managers have no counterpart here"},
       {"reward_model.overlong_buffer.log", {},
        "whether verl's DAPO manager returns its overlong penalty as extra info; reward/overlong_penalty/mean and "
        "reward/overlong_fraction are always logged here"},
