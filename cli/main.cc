@@ -40,6 +40,8 @@ struct Subcommand {
 const Subcommand kSubcommands[] = {
     {"train", "train with a recipe (--dry-run: start and check the workers only)",
      rollout::controller::RunTrainCommand},
+    {"eval", "validate a model or checkpoint on a recipe's validation data (val-core metrics)",
+     rollout::controller::RunEvalCommand},
     {"plan", "print the resolved recipe and the worker processes it needs",
      rollout::controller::RunPlanCommand},
     {"ckpt", "checkpoints: ls, verify (byte for byte), export (as HF), scenario (tests)",

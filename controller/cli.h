@@ -18,6 +18,8 @@ constexpr int kExitInterrupted = 130;
 
 // rollout train RECIPE [key=value ...] [--dry-run]
 int RunTrainCommand(const std::vector<std::string>& args);
+// rollout eval RECIPE [key=value ...]: train with trainer.val_only=true
+int RunEvalCommand(const std::vector<std::string>& args);
 // rollout plan RECIPE [key=value ...]
 int RunPlanCommand(const std::vector<std::string>& args);
 // Writes `out_dir` from a verified actor checkpoint directory; `adapter_only`: the

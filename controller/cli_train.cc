@@ -1,5 +1,6 @@
 // `rollout train`: resolve the recipe, start the workers, check them, save the
-// resolved recipe with the run, and train.
+// resolved recipe with the run, and train. `rollout eval`: the same with
+// trainer.val_only, which validates the loaded weights once instead (verl's val_only).
 #include <signal.h>
 #include <unistd.h>
 
@@ -32,13 +33,40 @@ struct TrainFlags {
   std::string log_level = "info";
 };
 
-FlagSet MakeFlags(TrainFlags* f) {
-  FlagSet flags(
-      "rollout train RECIPE [key=value ...] [--dry-run]",
+// What tells `rollout train` and `rollout eval` apart.
+struct RecipeCommand {
+  std::string name;
+  std::string usage;
+  std::string description;
+  std::vector<std::string> final_overrides;  // after the user's
+};
+
+const RecipeCommand& TrainCommand() {
+  static const RecipeCommand* command = new RecipeCommand{
+      "train", "rollout train RECIPE [key=value ...] [--dry-run]",
       "Trains with a recipe. key=value overrides any recipe key (actor.optim.lr=2e-5).\n"
       "The resolved recipe is printed, and saved as <trainer.default_local_dir>/resolved_recipe.yaml\n"
       "once the workers and the trainer are set up, before the first step.\n"
-      "--dry-run starts every worker, runs the pre-flight check and stops, saving nothing.");
+      "--dry-run starts every worker, runs the pre-flight check and stops, saving nothing.",
+      {}};
+  return *command;
+}
+
+const RecipeCommand& EvalCommand() {
+  static const RecipeCommand* command = new RecipeCommand{
+      "eval", "rollout eval RECIPE [key=value ...] [--dry-run]",
+      "Validates a model on a recipe's data.val_files and stops (rollout train with\n"
+      "trainer.val_only=true): the checkpoint trainer.resume_mode finds (auto: the latest under\n"
+      "trainer.default_local_dir; resume_path: trainer.resume_from_path), else actor.model.path.\n"
+      "Prints the validation metrics (val-core/<data_source>/...: mean@N, best@N, maj@N with\n"
+      "rollout.val_kwargs.n > 1) and logs them as <trainer.experiment_name>_val_only; nothing\n"
+      "is trained, saved or deleted. trainer.validation_data_dir=DIR writes the generations.",
+      {"trainer.val_only=true"}};
+  return *command;
+}
+
+FlagSet MakeFlags(const RecipeCommand& command, TrainFlags* f) {
+  FlagSet flags(command.usage, command.description);
   flags.AddBool("dry-run", &f->dry_run, "start the workers, check them, stop");
   flags.AddString("log_level", &f->log_level, "debug|info|warning|error");
   return flags;
@@ -88,15 +116,43 @@ absl::Status SaveResolvedRecipe(const ResolvedRun& run) {
   return absl::OkStatus();
 }
 
+// trainer.val_only: `trainer` (set up and resumed) validates once; the metrics go to
+// the recipe's loggers as the experiment <experiment_name>_val_only, so that they
+// never stand in a training run's log for the step they were taken at.
+template <typename Trainer>
+absl::Status ValidateOnly(Trainer& trainer, const config::Recipe& recipe) {
+  config::TrainerConfig logged = recipe.trainer();
+  logged.set_experiment_name(recipe.trainer().experiment_name() + "_val_only");
+  ASSIGN_OR_RETURN(std::unique_ptr<MetricsLogger> logger, MetricsLogger::Create(ConsoleLoggerOptions(logged)));
+  std::cout << "validation only (trainer.val_only): "
+            << (trainer.global_step() > 0 ? absl::StrCat("the checkpoint of step ", trainer.global_step())
+                                          : "the initial weights (actor.model.path)")
+            << "\n" << std::flush;
+  RETURN_IF_ERROR(trainer.ValidateOnly(*logger));
+  return logger->Close();
+}
+
+// Evaluating a checkpoint must not delete it: a trainer.val_only run drops
+// trainer.del_local_ckpt_after_load, with a note.
+void KeepEvaluatedCheckpoint(const std::string& program, config::Recipe* recipe) {
+  if (!recipe->trainer().val_only() || !recipe->trainer().del_local_ckpt_after_load()) return;
+  recipe->mutable_trainer()->set_del_local_ckpt_after_load(false);
+  std::cerr << program << ": note: trainer.del_local_ckpt_after_load is not applied with trainer.val_only: "
+            << "the checkpoint evaluated stays\n";
+}
+
 // The loop trainer.mode names (PPO / GRPO, SFT or DPO) over the started workers, with
 // the recipe's reward and loggers; saves the resolved recipe once the trainer is set up.
+// With trainer.val_only, one validation instead, and nothing saved.
 absl::Status Train(const ResolvedRun& run, const std::string& self, ControllerRuntime& runtime) {
   const config::Recipe& recipe = run.recipe.recipe;
+  const bool val_only = recipe.trainer().val_only();
   ASSIGN_OR_RETURN(WorkerGroup* policy, runtime.GroupForRole("actor"));
   MetricsLoggerOptions logger_options = ConsoleLoggerOptions(recipe.trainer());
   const std::string& mode = recipe.trainer().mode();
   if (mode == "sft" || mode == "dpo") {
     ASSIGN_OR_RETURN(std::unique_ptr<OfflineTrainer> trainer, OfflineTrainer::Create(recipe, policy));
+    if (val_only) return ValidateOnly(*trainer, recipe);
     RETURN_IF_ERROR(SaveResolvedRecipe(run));
     logger_options.console_options.total_steps = trainer->total_steps();
     ASSIGN_OR_RETURN(std::unique_ptr<MetricsLogger> logger, MetricsLogger::Create(logger_options));
@@ -113,6 +169,7 @@ absl::Status Train(const ResolvedRun& run, const std::string& self, ControllerRu
   setup.reward = reward.get();
   if (absl::StatusOr<WorkerGroup*> critic = runtime.GroupForRole("critic"); critic.ok()) setup.critic = *critic;
   ASSIGN_OR_RETURN(std::unique_ptr<PpoTrainer> trainer, PpoTrainer::Create(setup));
+  if (val_only) return ValidateOnly(*trainer, recipe);
   RETURN_IF_ERROR(SaveResolvedRecipe(run));
   // A resumed run's weights already include the warm start.
   const bool warm_start = recipe.sft_warm_start().total_training_steps() > 0 && !trainer->resumed();
@@ -128,18 +185,23 @@ absl::Status Train(const ResolvedRun& run, const std::string& self, ControllerRu
   return absl::OkStatus();
 }
 
-// The files every run loads (data.train_files, data.val_files) exist and are not
-// Parquet, checked before any worker starts; their rows are checked when they load.
-absl::Status CheckDataFiles(const config::DataConfig& data) {
+// The files every run loads (data.train_files, data.val_files) exist and can be read,
+// and a trainer.val_only run has validation files, checked before any worker starts;
+// their rows are checked when they load.
+absl::Status CheckDataFiles(const config::Recipe& recipe) {
+  const config::DataConfig& data = recipe.data();
   for (const std::string& file : data.train_files()) RETURN_IF_ERROR(CheckDataFile(file, "data.train_files"));
   for (const std::string& file : data.val_files()) RETURN_IF_ERROR(CheckDataFile(file, "data.val_files"));
+  if (recipe.trainer().val_only() && data.val_files().empty()) {
+    return absl::InvalidArgumentError("trainer.val_only needs validation data: data.val_files is empty");
+  }
   return absl::OkStatus();
 }
 
 // Checks the data files, starts the workers, runs the pre-flight check and (without
 // --dry-run) the loop.
 absl::Status Run(const ResolvedRun& run, const TrainFlags& flags, RunHealth* health) {
-  RETURN_IF_ERROR(CheckDataFiles(run.recipe.recipe.data()));
+  RETURN_IF_ERROR(CheckDataFiles(run.recipe.recipe));
   ASSIGN_OR_RETURN(std::string self, SelfExecutable());
   RuntimeOptions options;
   options.worker_binary = self;
@@ -157,9 +219,8 @@ absl::Status Run(const ResolvedRun& run, const TrainFlags& flags, RunHealth* hea
   return Train(run, self, *runtime);
 }
 
-}  // namespace
-
-int RunTrainCommand(const std::vector<std::string>& args) {
+// `rollout train` or `rollout eval`, by `command`.
+int RunRecipeCommand(const std::vector<std::string>& args, const RecipeCommand& command) {
   RunHealth health;
   SignalWatch signals([&health](int signo, int count) {
     if (count > 1) {
@@ -171,11 +232,12 @@ int RunTrainCommand(const std::vector<std::string>& args) {
     health.Fail(absl::CancelledError(absl::StrCat("interrupted by SIG", sigabbrev_np(signo))));
   });
   log::SetProcessTag("controller");
+  const std::string program = "rollout " + command.name;
   TrainFlags f;
-  FlagSet flags = MakeFlags(&f);
+  FlagSet flags = MakeFlags(command, &f);
   absl::StatusOr<FlagSet::Parsed> parsed = flags.Parse(args);
   if (!parsed.ok()) {
-    std::cerr << "rollout train: " << parsed.status().message() << "\n";
+    std::cerr << program << ": " << parsed.status().message() << "\n";
     return kExitUsage;
   }
   if (parsed->help) {
@@ -184,25 +246,34 @@ int RunTrainCommand(const std::vector<std::string>& args) {
   }
   log::Level level;
   if (!log::ParseLevel(f.log_level, &level)) {
-    std::cerr << "rollout train: --log_level must be debug, info, warning or error\n";
+    std::cerr << program << ": --log_level must be debug, info, warning or error\n";
     return kExitUsage;
   }
   log::SetMinLevel(level);
 
-  absl::StatusOr<ResolvedRun> run = ResolveRun(parsed->positional);
+  std::vector<std::string> recipe_args = parsed->positional;
+  recipe_args.insert(recipe_args.end(), command.final_overrides.begin(), command.final_overrides.end());
+  absl::StatusOr<ResolvedRun> run = ResolveRun(recipe_args);
   if (!run.ok()) {
-    std::cerr << "rollout train: " << run.status().message() << "\n";
+    std::cerr << program << ": " << run.status().message() << "\n";
     return kExitUsage;
   }
-  PrintIgnoredVerlKeys(*run, "rollout train", IgnoredKeyNotes::kCountWhenMany, std::cerr);
+  PrintIgnoredVerlKeys(*run, program, IgnoredKeyNotes::kCountWhenMany, std::cerr);
+  KeepEvaluatedCheckpoint(program, &run->recipe.recipe);
   std::cout << "# resolved recipe\n" << run->recipe_yaml << "\n" << run->placement.Describe()
             << std::flush;
 
   absl::Status result = Run(*run, f, &health);
   if (result.ok()) return kExitOk;
-  std::cerr << "rollout train: " << result.message() << "\n";
+  std::cerr << program << ": " << result.message() << "\n";
   if (result.code() == absl::StatusCode::kCancelled) return kExitInterrupted;
   return kExitRunFailed;
 }
+
+}  // namespace
+
+int RunTrainCommand(const std::vector<std::string>& args) { return RunRecipeCommand(args, TrainCommand()); }
+
+int RunEvalCommand(const std::vector<std::string>& args) { return RunRecipeCommand(args, EvalCommand()); }
 
 }  // namespace rollout::controller

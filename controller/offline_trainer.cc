@@ -182,6 +182,14 @@ absl::StatusOr<std::map<std::string, double>> OfflineTrainer::Step() {
   return metrics;
 }
 
+absl::Status OfflineTrainer::ValidateOnly(MetricsLogger& logger) {
+  if (RowCount(val_) == 0) {
+    return absl::InvalidArgumentError("trainer.val_only needs validation rows: data.val_files has none");
+  }
+  ASSIGN_OR_RETURN(const auto metrics, Validate());
+  return logger.Log(global_step_, metrics);
+}
+
 absl::Status OfflineTrainer::Fit(MetricsLogger& logger) {
   if (global_step_ >= total_steps_) {
     ROLLOUT_LOG(INFO) << "nothing left to train: resumed at step " << global_step_ << " of " << total_steps_;

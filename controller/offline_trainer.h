@@ -46,8 +46,13 @@ class OfflineTrainer {
 
   absl::Status Fit(MetricsLogger& logger);
   absl::StatusOr<std::map<std::string, double>> Validate();
+  // trainer.val_only: one validation of the weights as loaded (the resumed
+  // checkpoint's, else the initial ones), logged at the current step. InvalidArgument
+  // without validation rows.
+  absl::Status ValidateOnly(MetricsLogger& logger);
 
   int64_t total_steps() const { return total_steps_; }
+  int64_t global_step() const { return global_step_; }
 
  private:
   // A dataset as string columns (prompt, prompt_format, and response or chosen/rejected).

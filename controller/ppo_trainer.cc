@@ -13,10 +13,12 @@
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "controller/batch_splits.h"
+#include "controller/generation_dump.h"
 #include "controller/group_sampling.h"
 #include "controller/ppo_step.h"
 #include "controller/ppo_worker_calls.h"
 #include "controller/trainer_common.h"
+#include "controller/validation_metrics.h"
 #include "controller/weight_sync.h"
 
 namespace rollout::controller {
@@ -35,12 +37,6 @@ absl::Status Timed(const std::string& name, std::map<std::string, double>* metri
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!status.ok()) return absl::Status(status.code(), absl::StrCat(name, ": ", status.message()));
   return absl::OkStatus();
-}
-
-double Mean(const std::vector<double>& values) {
-  double sum = 0;
-  for (double v : values) sum += v;
-  return values.empty() ? 0 : sum / static_cast<double>(values.size());
 }
 
 // The worker groups against the recipe: each group's batching (controller/batch_splits.h)
@@ -205,14 +201,17 @@ absl::StatusOr<Batch> PpoTrainer::GenerateAndScore(const std::vector<const Promp
   const config::Recipe& recipe = setup_.recipe;
   const int n = recipe.rollout().n();
   Batch batch;
+  const bool dump = !recipe.trainer().rollout_data_dir().empty();
   RETURN_IF_ERROR(Timed("gen", metrics, [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(const Batch rows, PromptRows(examples, n, uids, seed_base));
+    ASSIGN_OR_RETURN(Batch rows, PromptRows(examples, n, uids, seed_base));
+    if (dump) rows.SetMeta("with_prompt_text", "1");
     ASSIGN_OR_RETURN(batch, setup_.rollout->CallDpSplit("rollout.generate_sequences", rows));
     ASSIGN_OR_RETURN(const Batch uid, rows.Select({"uid"}));
     return batch.Union(uid);
   }));
   RETURN_IF_ERROR(Timed("reward", metrics, [&]() -> absl::Status {
     ASSIGN_OR_RETURN(const std::vector<rewards::ScoredSample> scored, Score(batch, examples, n, metrics));
+    if (dump) RETURN_IF_ERROR(AddGenerationDumpColumns(examples, n, scored, &batch));
     std::vector<double> scores;
     for (const rewards::ScoredSample& sample : scored) scores.push_back(sample.output.score);
     ASSIGN_OR_RETURN(const at::Tensor response_mask, batch.Tensor("response_mask"));
@@ -356,6 +355,12 @@ absl::StatusOr<bool> PpoTrainer::Step(MetricsLogger& logger) {
   metrics["perf/throughput"] = tokens / step_seconds / setup_.policy->world_size();
   metrics["training/global_step"] = static_cast<double>(global_step_);
   metrics["training/epoch"] = static_cast<double>(epoch);
+  if (const std::string& dir = recipe.trainer().rollout_data_dir(); !dir.empty()) {
+    RETURN_IF_ERROR(Timed("dump_rollout_generations", &metrics, [&]() -> absl::Status {
+      ASSIGN_OR_RETURN(const std::vector<GenerationRecord> records, GenerationRecordsOf(batch));
+      return WriteGenerationDump(dir, global_step_, records);
+    }));
+  }
   if (checkpoints_->SaveDue(global_step_, total_steps_)) {
     const std::optional<double> kl_coef =
         kl_controller_ != nullptr ? std::optional<double>(kl_controller_->value()) : std::nullopt;
@@ -399,6 +404,14 @@ absl::Status PpoTrainer::Fit(MetricsLogger& logger) {
   return checkpoints_->FinishSave();
 }
 
+absl::Status PpoTrainer::ValidateOnly(MetricsLogger& logger) {
+  if (val_.examples.empty()) {
+    return absl::InvalidArgumentError("trainer.val_only needs validation prompts: data.val_files has none");
+  }
+  ASSIGN_OR_RETURN(const auto metrics, Validate());
+  return logger.Log(global_step_, metrics);
+}
+
 absl::StatusOr<std::map<std::string, double>> PpoTrainer::Validate() {
   const config::Recipe& recipe = setup_.recipe;
   const int n = std::max(1, recipe.rollout().val_kwargs().n());
@@ -406,14 +419,11 @@ absl::StatusOr<std::map<std::string, double>> PpoTrainer::Validate() {
   RETURN_IF_ERROR(SyncRolloutWeights(&metrics));
   ASSIGN_OR_RETURN(const auto batches, ValidationBatches(static_cast<int64_t>(val_.examples.size()),
                                                           recipe.data().val_batch_size()));
-  // Per data_source, per prompt: its samples' scores, accuracies and response texts.
-  struct PromptSamples {
-    std::vector<double> scores;
-    std::vector<double> accs;
-    std::vector<std::string> texts;
-  };
   std::map<std::string, std::vector<PromptSamples>> by_source;
   std::map<std::string, double> failures;
+  const std::string& dump_dir = recipe.trainer().validation_data_dir();
+  const bool dump = !dump_dir.empty();
+  std::vector<GenerationRecord> dumped;
   for (const std::vector<int64_t>& indices : batches) {
     std::vector<const PromptExample*> examples;
     std::vector<std::string> uids;
@@ -424,9 +434,18 @@ absl::StatusOr<std::map<std::string, double>> PpoTrainer::Validate() {
     // The same seeds every time, so validations compare the policy, not the dice.
     ASSIGN_OR_RETURN(Batch rows, PromptRows(examples, n, uids, int64_t{recipe.rollout().seed()} * kSeedStride + indices.front()));
     rows.SetMeta("validate", "1");
+    if (dump) rows.SetMeta("with_prompt_text", "1");
     ASSIGN_OR_RETURN(const Batch generated, setup_.rollout->CallDpSplit("rollout.generate_sequences", rows));
     ASSIGN_OR_RETURN(const std::vector<rewards::ScoredSample> scored, Score(generated, examples, n, &failures));
     ASSIGN_OR_RETURN(const std::vector<std::string> texts, generated.Strings("response_text"));
+    if (dump) {
+      ASSIGN_OR_RETURN(const std::vector<std::string> inputs, generated.Strings("prompt_text"));
+      for (size_t row = 0; row < scored.size(); ++row) {
+        const PromptExample& example = *examples[row / static_cast<size_t>(n)];
+        dumped.push_back({inputs[row], texts[row], example.ground_truth, scored[row].output.score,
+                          scored[row].output.extra});
+      }
+    }
     for (size_t i = 0; i < examples.size(); ++i) {
       PromptSamples samples;
       for (int s = 0; s < n; ++s) {
@@ -439,34 +458,8 @@ absl::StatusOr<std::map<std::string, double>> PpoTrainer::Validate() {
       by_source[examples[i]->data_source.empty() ? "unknown" : examples[i]->data_source].push_back(std::move(samples));
     }
   }
-  for (const auto& [source, prompts] : by_source) {
-    const bool has_acc = !prompts.empty() && prompts.front().accs.size() == static_cast<size_t>(n);
-    // verl: the core variable is acc when the reward reports it, else the reward.
-    for (const char* var : {"reward", "acc"}) {
-      const bool is_acc = std::string(var) == "acc";
-      if (is_acc && !has_acc) continue;
-      const std::string section = is_acc == has_acc ? "val-core" : "val-aux";
-      const std::string prefix = absl::StrCat(section, "/", source, "/", var, "/");
-      std::vector<double> means, bests, majorities;
-      for (const PromptSamples& samples : prompts) {
-        const std::vector<double>& values = is_acc ? samples.accs : samples.scores;
-        means.push_back(Mean(values));
-        bests.push_back(*std::max_element(values.begin(), values.end()));
-        // maj@N: the value of the most frequent response (the first on ties).
-        size_t best = 0, best_count = 0;
-        for (size_t a = 0; a < samples.texts.size(); ++a) {
-          const size_t count = static_cast<size_t>(std::count(samples.texts.begin(), samples.texts.end(), samples.texts[a]));
-          if (count > best_count) best = a, best_count = count;
-        }
-        majorities.push_back(values[best]);
-      }
-      metrics[absl::StrCat(prefix, "mean@", n)] = Mean(means);
-      if (n > 1) {
-        metrics[absl::StrCat(prefix, "best@", n, "/mean")] = Mean(bests);
-        metrics[absl::StrCat(prefix, "maj@", n, "/mean")] = Mean(majorities);
-      }
-    }
-  }
+  metrics.merge(ValidationMetrics(by_source, n));
+  if (dump) RETURN_IF_ERROR(WriteGenerationDump(dump_dir, global_step_, dumped));
   metrics["val/reward_timeouts"] = failures["reward/timeouts"];
   metrics["val/reward_errors"] = failures["reward/errors"];
   return metrics;

@@ -9,7 +9,9 @@
 //   validation before training (trainer.val_before_train), every trainer.test_freq
 //   steps and after the last step; a checkpoint of the actor (and critic) every
 //   trainer.save_freq steps and after the last (trainer_checkpoints.h), timed as
-//   timing_s/save_checkpoint, and a resumed run continues after its checkpoint's step.
+//   timing_s/save_checkpoint, and a resumed run continues after its checkpoint's step;
+//   with trainer.rollout_data_dir and trainer.validation_data_dir, each step's and each
+//   validation's responses as verl's generation dumps (generation_dump.h).
 // Batch semantics as verl: data.train_batch_size prompts per step, each sent
 // rollout.n times (rows of one prompt share a uid and generate as one group),
 // actor.ppo_mini_batch_size and critic.ppo_mini_batch_size counted in prompts on the
@@ -74,6 +76,11 @@ class PpoTrainer {
   // when the reward reports it), best@N and maj@N (the score of the most frequent
   // response) when N > 1.
   absl::StatusOr<std::map<std::string, double>> Validate();
+
+  // trainer.val_only: one validation of the weights as loaded (the resumed
+  // checkpoint's, else the initial ones), logged at the current step. InvalidArgument
+  // without validation prompts.
+  absl::Status ValidateOnly(MetricsLogger& logger);
 
   int64_t total_steps() const { return total_steps_; }
   int64_t global_step() const { return global_step_; }

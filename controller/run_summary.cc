@@ -176,6 +176,7 @@ std::string RunSummary::RenderChange(const std::string& pattern, const std::stri
 std::string RunSummary::Render() const {
   const std::string table = RenderTable();
   if (table.empty()) return "no metrics recorded\n";
+  if (History(kRewardCurveMetric).empty()) return table;
   return absl::StrCat(table, "\n", RenderPlot(kRewardCurveMetric));
 }
 

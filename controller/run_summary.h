@@ -59,7 +59,8 @@ class RunSummary {
   //     val-core/arithmetic/reward/mean@1   0.312 (step 0) -> 0.547 (step 40)   +23.5 points
   // "" when no such metric was recorded.
   std::string RenderChange(const std::string& pattern, const std::string& title) const;
-  // The table and the reward curve: what the trainer prints at the end.
+  // The table and the reward curve (when rewards were recorded: SFT, DPO and
+  // validation-only runs have none): what the trainer prints at the end.
   std::string Render() const;
 
  private:

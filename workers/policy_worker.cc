@@ -347,7 +347,16 @@ absl::StatusOr<Batch> PolicyWorker::GenerateSequences(const Batch& input) {
   layout.max_prompt_length = setup_.recipe.data().max_prompt_length();
   layout.max_response_length = setup_.recipe.data().max_response_length();
   layout.pad_token_id = tokenizer_->pad_token_id().value_or(0);
-  absl::StatusOr<Batch> batch = BuildRolloutBatch(prompt_ids, outputs, layout);
+  ASSIGN_OR_RETURN(Batch batch, BuildRolloutBatch(prompt_ids, outputs, layout));
+  if (input.Meta("with_prompt_text") == "1") {
+    // What verl's generation dumps call the input: the prompt as the model saw it.
+    std::vector<std::string> prompt_texts;
+    for (size_t i = 0; i < prompt_ids.size(); ++i) {
+      const std::string text = tokenizer_->Decode(prompt_ids[i], /*skip_special_tokens=*/true);
+      prompt_texts.insert(prompt_texts.end(), outputs[i].samples.size(), text);
+    }
+    RETURN_IF_ERROR(batch.AddStrings("prompt_text", std::move(prompt_texts)));
+  }
   LogGenerateTimes(before, engine_->stats(), start, generate_start, generate_end, prompts.size());
   return batch;
 }

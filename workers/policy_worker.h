@@ -11,7 +11,9 @@
 //                               seed; consecutive rows of one uid are one prompt's
 //                               samples (generated as one group from the first row's
 //                               seed); meta validate ("1": rollout.val_kwargs sampling)
-//                               -> rollout_batch.h's columns, one row per input row
+//                               -> rollout_batch.h's columns, one row per input row;
+//                               meta with_prompt_text ("1") adds strings prompt_text
+//                               (the prompt's tokens decoded, special tokens skipped)
 //   actor.compute_log_prob      -> old_log_probs [N, R], entropys [N, R]
 //   ref.compute_ref_log_prob    -> ref_log_prob [N, R]
 //   actor.update_actor          + old_log_probs, advantages (+ ref_log_prob with

@@ -174,5 +174,13 @@ TEST(RunSummary, RenderIsTheTableThenTheRewardCurve) {
   EXPECT_THAT(PlotRows(text), Not(IsEmpty()));
 }
 
+TEST(RunSummary, RenderWithoutRewardsIsTheTableAlone) {
+  RunSummary summary({"val/loss"});
+  summary.Record(0, {{"val/loss", 6.2}});
+  summary.Record(1, {{"val/loss", 5.1}});
+  EXPECT_THAT(summary.RenderTable(), HasSubstr("val/loss"));
+  EXPECT_EQ(summary.Render(), summary.RenderTable());
+}
+
 }  // namespace
 }  // namespace rollout::controller
