@@ -29,6 +29,30 @@ constexpr int kBarWidth = 30;
 // Erases the terminal line the cursor is on.
 constexpr absl::string_view kClearLine = "\r\033[K";
 
+// `text` on one line and quoted: line breaks, tabs and quotes escaped, cut after
+// kGenerationTextBytes bytes at the start of a UTF-8 character.
+std::string OneLineQuote(absl::string_view text) {
+  bool cut = false;
+  if (text.size() > kGenerationTextBytes) {
+    size_t end = kGenerationTextBytes;
+    while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+    text = text.substr(0, end);
+    cut = true;
+  }
+  std::string quoted = "\"";
+  for (char c : text) {
+    switch (c) {
+      case '\n': quoted += "\\n"; break;
+      case '\r': quoted += "\\r"; break;
+      case '\t': quoted += "\\t"; break;
+      case '"': quoted += "\\\""; break;
+      case '\\': quoted += "\\\\"; break;
+      default: quoted += c;
+    }
+  }
+  return quoted + (cut ? "\"..." : "\"");
+}
+
 }  // namespace
 
 std::string FormatClockDuration(absl::Duration duration) {
@@ -84,6 +108,21 @@ absl::Status ConsoleSink::Log(int64_t step, const StepMetrics& metrics) {
   out_->flush();
   if (!*out_) {
     return absl::UnavailableError(absl::StrCat("writing step ", step, " to the console failed"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ConsoleSink::LogGenerations(int64_t step, const std::vector<GenerationSample>& samples) {
+  if (bar_shown_) *out_ << kClearLine;
+  *out_ << "validation generations at step " << step << " (trainer.log_val_generations):\n";
+  for (const GenerationSample& sample : samples) {
+    *out_ << "  score " << FormatMetricValue(sample.score) << " | input " << OneLineQuote(sample.input)
+          << " | output " << OneLineQuote(sample.output) << '\n';
+  }
+  if (bar_shown_) *out_ << ProgressBar(step, options_.now() - start_);
+  out_->flush();
+  if (!*out_) {
+    return absl::UnavailableError(absl::StrCat("writing the generations of step ", step, " to the console failed"));
   }
   return absl::OkStatus();
 }

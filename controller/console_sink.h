@@ -33,6 +33,9 @@ struct ConsoleSinkOptions {
   std::function<absl::Time()> now = [] { return absl::Now(); };
 };
 
+// How much of a logged generation's input or output the console shows.
+inline constexpr size_t kGenerationTextBytes = 200;
+
 class ConsoleSink final : public MetricSink {
  public:
   // `out` must outlive the sink. Elapsed time counts from construction.
@@ -40,6 +43,10 @@ class ConsoleSink final : public MetricSink {
   ~ConsoleSink() override;  // Close()
 
   absl::Status Log(int64_t step, const StepMetrics& metrics) override;
+  // A line each, under a heading naming the step: the score, then the input and the
+  // output quoted, with line breaks and tabs escaped, each cut after
+  // kGenerationTextBytes bytes (at a character boundary, marked "...").
+  absl::Status LogGenerations(int64_t step, const std::vector<GenerationSample>& samples) override;
   // Ends the progress bar's line on a terminal. Idempotent.
   absl::Status Close() override;
 

@@ -2,7 +2,9 @@
 
 #include <ATen/ATen.h>
 
+#include <algorithm>
 #include <cmath>
+#include <random>
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
@@ -51,6 +53,17 @@ absl::Status WriteGenerationDump(const std::string& dir, int64_t step,
                                                      ": ", written.message()));
   }
   return absl::OkStatus();
+}
+
+std::vector<GenerationSample> GenerationsToLog(const std::vector<GenerationRecord>& records, int count) {
+  std::vector<GenerationSample> samples;
+  for (const GenerationRecord& record : records) samples.push_back({record.input, record.output, record.score});
+  std::stable_sort(samples.begin(), samples.end(),
+                   [](const GenerationSample& a, const GenerationSample& b) { return a.input < b.input; });
+  std::mt19937 random(42);  // verl's seed; its numpy generator's order is not reproduced
+  for (size_t i = samples.size(); i > 1; --i) std::swap(samples[i - 1], samples[random() % i]);
+  samples.resize(std::min(samples.size(), static_cast<size_t>(std::max(count, 0))));
+  return samples;
 }
 
 absl::Status AddGenerationDumpColumns(const std::vector<const PromptExample*>& examples, int n,

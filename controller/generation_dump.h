@@ -19,6 +19,7 @@
 #include "absl/status/statusor.h"
 #include "common/batch.h"
 #include "controller/dataset.h"
+#include "controller/metric_sink.h"
 #include "rewards/reward_runner.h"
 
 namespace rollout::controller {
@@ -38,6 +39,11 @@ std::string GenerationDumpLine(const GenerationRecord& record, int64_t step);
 // old file or the new one); creates `dir` when missing. Errors name the file.
 absl::Status WriteGenerationDump(const std::string& dir, int64_t step,
                                  const std::vector<GenerationRecord>& records);
+
+// trainer.log_val_generations: `count` of a validation's records for the loggers,
+// chosen as verl chooses them — ordered by input (stably), then shuffled with a fixed
+// seed — so each validation of a run shows the same prompts' latest responses.
+std::vector<GenerationSample> GenerationsToLog(const std::vector<GenerationRecord>& records, int count);
 
 // The columns a training step's rollout batch carries for its dump, added to `batch`
 // (rows prompt-major, `n` a prompt, as `scored`): strings ground_truth and

@@ -56,6 +56,10 @@ absl::Status JsonlSink::Log(int64_t step, const StepMetrics& metrics) {
   return absl::OkStatus();
 }
 
+absl::Status JsonlSink::LogGenerations(int64_t, const std::vector<GenerationSample>&) {
+  return absl::OkStatus();
+}
+
 absl::Status JsonlSink::Close() {
   if (file_ == nullptr) return absl::OkStatus();
   std::FILE* file = std::exchange(file_, nullptr);

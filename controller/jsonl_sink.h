@@ -25,6 +25,8 @@ class JsonlSink final : public MetricSink {
   JsonlSink& operator=(const JsonlSink&) = delete;
 
   absl::Status Log(int64_t step, const StepMetrics& metrics) override;
+  // The file holds numbers only (trainer.validation_data_dir writes generations): no-op.
+  absl::Status LogGenerations(int64_t step, const std::vector<GenerationSample>& samples) override;
   absl::Status Close() override;
 
   const std::string& path() const { return path_; }

@@ -13,6 +13,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "absl/status/status.h"
 #include "absl/strings/str_format.h"
@@ -30,6 +31,13 @@ inline std::string FormatMetricValue(double value) {
   return absl::StrFormat("%.4g", value);
 }
 
+// One response of a validation, as trainer.log_val_generations shows it.
+struct GenerationSample {
+  std::string input;   // the prompt as the model saw it
+  std::string output;  // the response text
+  double score = 0;
+};
+
 class MetricSink {
  public:
   virtual ~MetricSink() = default;
@@ -38,6 +46,11 @@ class MetricSink {
   // NaN or infinite; each sink documents how it shows them. Errors name the sink's
   // file. Must not be called after Close().
   virtual absl::Status Log(int64_t step, const StepMetrics& metrics) = 0;
+
+  // trainer.log_val_generations: a few of a validation's responses, shown with `step`
+  // (after that step's Log). Each sink documents where they go, or that it keeps
+  // numbers only. Must not be called after Close().
+  virtual absl::Status LogGenerations(int64_t step, const std::vector<GenerationSample>& samples) = 0;
 
   // Flushes and releases the sink's file or stream. Idempotent; the destructor
   // closes too but drops the error, so call Close() to see it.

@@ -108,6 +108,21 @@ absl::Status MetricsLogger::Log(int64_t step, const StepMetrics& metrics) {
   return first_failure;
 }
 
+absl::Status MetricsLogger::LogGenerations(int64_t step, const std::vector<GenerationSample>& samples) {
+  if (closed_) {
+    return absl::FailedPreconditionError(absl::StrCat("logging the generations of step ", step, " after Close()"));
+  }
+  if (samples.empty()) return absl::OkStatus();
+  absl::Status first_failure;
+  for (const auto& [name, sink] : sinks_) {
+    const absl::Status status = sink->LogGenerations(step, samples);
+    if (first_failure.ok()) {
+      first_failure = WithContext(status, absl::StrCat("trainer.logger '", name, "'"));
+    }
+  }
+  return first_failure;
+}
+
 absl::Status MetricsLogger::Close() {
   if (closed_) return absl::OkStatus();
   closed_ = true;

@@ -56,6 +56,9 @@ class MetricsLogger {
   // Hands the step to every sink, even after one of them fails, and returns the first
   // failure prefixed with the logger's name. FailedPrecondition after Close().
   absl::Status Log(int64_t step, const StepMetrics& metrics);
+  // The same for a validation's generations (MetricSink::LogGenerations); nothing when
+  // `samples` is empty.
+  absl::Status LogGenerations(int64_t step, const std::vector<GenerationSample>& samples);
 
   // Closes every sink, then prints the summary on the console (when that logger is on
   // and a step was logged). Returns the first failure. Idempotent.

@@ -368,14 +368,16 @@ absl::StatusOr<bool> PpoTrainer::Step(MetricsLogger& logger) {
       return checkpoints_->Save(TrainerStateOf(recipe, global_step_, loader_->position(), kl_coef));
     }));
   }
+  std::vector<GenerationSample> generations;
   if (!val_.examples.empty() && ValidatesAfter(recipe.trainer(), global_step_, total_steps_)) {
     RETURN_IF_ERROR(Timed("testing", &metrics, [&]() -> absl::Status {
-      ASSIGN_OR_RETURN(const auto val_metrics, Validate());
+      ASSIGN_OR_RETURN(const auto val_metrics, Validate(&generations));
       metrics.insert(val_metrics.begin(), val_metrics.end());
       return absl::OkStatus();
     }));
   }
   RETURN_IF_ERROR(logger.Log(global_step_, metrics));
+  RETURN_IF_ERROR(logger.LogGenerations(global_step_, generations));
   return true;
 }
 
@@ -385,8 +387,10 @@ absl::Status PpoTrainer::Fit(MetricsLogger& logger) {
     return absl::OkStatus();
   }
   if (setup_.recipe.trainer().val_before_train() && !val_.examples.empty()) {
-    ASSIGN_OR_RETURN(const auto val_metrics, Validate());
+    std::vector<GenerationSample> generations;
+    ASSIGN_OR_RETURN(const auto val_metrics, Validate(&generations));
     RETURN_IF_ERROR(logger.Log(0, val_metrics));
+    RETURN_IF_ERROR(logger.LogGenerations(0, generations));
   }
   while (global_step_ < total_steps_) {
     const int64_t step = global_step_ + 1;
@@ -408,11 +412,13 @@ absl::Status PpoTrainer::ValidateOnly(MetricsLogger& logger) {
   if (val_.examples.empty()) {
     return absl::InvalidArgumentError("trainer.val_only needs validation prompts: data.val_files has none");
   }
-  ASSIGN_OR_RETURN(const auto metrics, Validate());
-  return logger.Log(global_step_, metrics);
+  std::vector<GenerationSample> generations;
+  ASSIGN_OR_RETURN(const auto metrics, Validate(&generations));
+  RETURN_IF_ERROR(logger.Log(global_step_, metrics));
+  return logger.LogGenerations(global_step_, generations);
 }
 
-absl::StatusOr<std::map<std::string, double>> PpoTrainer::Validate() {
+absl::StatusOr<std::map<std::string, double>> PpoTrainer::Validate(std::vector<GenerationSample>* to_log) {
   const config::Recipe& recipe = setup_.recipe;
   const int n = std::max(1, recipe.rollout().val_kwargs().n());
   std::map<std::string, double> metrics;
@@ -421,9 +427,10 @@ absl::StatusOr<std::map<std::string, double>> PpoTrainer::Validate() {
                                                           recipe.data().val_batch_size()));
   std::map<std::string, std::vector<PromptSamples>> by_source;
   std::map<std::string, double> failures;
+  // The responses as records, for trainer.validation_data_dir and log_val_generations.
   const std::string& dump_dir = recipe.trainer().validation_data_dir();
-  const bool dump = !dump_dir.empty();
-  std::vector<GenerationRecord> dumped;
+  const bool keep = !dump_dir.empty() || recipe.trainer().log_val_generations() > 0;
+  std::vector<GenerationRecord> kept;
   for (const std::vector<int64_t>& indices : batches) {
     std::vector<const PromptExample*> examples;
     std::vector<std::string> uids;
@@ -434,16 +441,16 @@ absl::StatusOr<std::map<std::string, double>> PpoTrainer::Validate() {
     // The same seeds every time, so validations compare the policy, not the dice.
     ASSIGN_OR_RETURN(Batch rows, PromptRows(examples, n, uids, int64_t{recipe.rollout().seed()} * kSeedStride + indices.front()));
     rows.SetMeta("validate", "1");
-    if (dump) rows.SetMeta("with_prompt_text", "1");
+    if (keep) rows.SetMeta("with_prompt_text", "1");
     ASSIGN_OR_RETURN(const Batch generated, setup_.rollout->CallDpSplit("rollout.generate_sequences", rows));
     ASSIGN_OR_RETURN(const std::vector<rewards::ScoredSample> scored, Score(generated, examples, n, &failures));
     ASSIGN_OR_RETURN(const std::vector<std::string> texts, generated.Strings("response_text"));
-    if (dump) {
+    if (keep) {
       ASSIGN_OR_RETURN(const std::vector<std::string> inputs, generated.Strings("prompt_text"));
       for (size_t row = 0; row < scored.size(); ++row) {
         const PromptExample& example = *examples[row / static_cast<size_t>(n)];
-        dumped.push_back({inputs[row], texts[row], example.ground_truth, scored[row].output.score,
-                          scored[row].output.extra});
+        kept.push_back({inputs[row], texts[row], example.ground_truth, scored[row].output.score,
+                        scored[row].output.extra});
       }
     }
     for (size_t i = 0; i < examples.size(); ++i) {
@@ -459,7 +466,8 @@ absl::StatusOr<std::map<std::string, double>> PpoTrainer::Validate() {
     }
   }
   metrics.merge(ValidationMetrics(by_source, n));
-  if (dump) RETURN_IF_ERROR(WriteGenerationDump(dump_dir, global_step_, dumped));
+  if (!dump_dir.empty()) RETURN_IF_ERROR(WriteGenerationDump(dump_dir, global_step_, kept));
+  *to_log = GenerationsToLog(kept, recipe.trainer().log_val_generations());
   metrics["val/reward_timeouts"] = failures["reward/timeouts"];
   metrics["val/reward_errors"] = failures["reward/errors"];
   return metrics;

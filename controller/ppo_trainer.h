@@ -74,8 +74,9 @@ class PpoTrainer {
 
   // One pass over the validation set: val-core/<data_source>/reward/mean@N (and acc
   // when the reward reports it), best@N and maj@N (the score of the most frequent
-  // response) when N > 1.
-  absl::StatusOr<std::map<std::string, double>> Validate();
+  // response) when N > 1 (validation_metrics.h). Fills `to_log` with the
+  // trainer.log_val_generations responses to show with the metrics.
+  absl::StatusOr<std::map<std::string, double>> Validate(std::vector<GenerationSample>* to_log);
 
   // trainer.val_only: one validation of the weights as loaded (the resumed
   // checkpoint's, else the initial ones), logged at the current step. InvalidArgument

@@ -22,6 +22,9 @@ std::string Hostname() {
   return name;
 }
 
+// TensorFlow's DataType DT_STRING.
+constexpr int kDataTypeString = 7;
+
 double WallTimeSeconds() { return absl::ToDoubleSeconds(absl::Now() - absl::UnixEpoch()); }
 
 absl::Status WriteEvent(const tensorboard::Event& event, TfRecordWriter* writer) {
@@ -67,6 +70,24 @@ absl::Status TensorboardSink::Log(int64_t step, const StepMetrics& metrics) {
     scalar->set_tag(name);
     scalar->set_simple_value(static_cast<float>(value));
   }
+  return WriteEvent(event, writer_.get());
+}
+
+absl::Status TensorboardSink::LogGenerations(int64_t step, const std::vector<GenerationSample>& samples) {
+  std::string markdown = absl::StrCat("**Generation Results - Step ", step, "**\n\n");
+  for (size_t i = 0; i < samples.size(); ++i) {
+    absl::StrAppend(&markdown, "### Sample ", i + 1, "\n", "**Input:** ", samples[i].input, "\n\n",
+                    "**Output:** ", samples[i].output, "\n\n", "**Score:** ", samples[i].score, "\n\n");
+  }
+  tensorboard::Event event;
+  event.set_wall_time(WallTimeSeconds());
+  event.set_step(step);
+  tensorboard::Summary::Value* text = event.mutable_summary()->add_value();
+  text->set_tag("val/generations");
+  text->mutable_metadata()->mutable_plugin_data()->set_plugin_name("text");
+  text->mutable_tensor()->set_dtype(kDataTypeString);
+  text->mutable_tensor()->mutable_tensor_shape();  // a scalar: no dims
+  text->mutable_tensor()->add_string_val(markdown);
   return WriteEvent(event, writer_.get());
 }
 

@@ -1,4 +1,5 @@
-// `trainer.logger: [tensorboard]`: scalar curves in a TensorBoard events file.
+// `trainer.logger: [tensorboard]`: scalar curves in a TensorBoard events file, and the
+// validation generations trainer.log_val_generations asks for as text.
 //
 // The file, `<log_dir>/events.out.tfevents.<unix seconds>.<hostname>.<pid>.<n>`
 // (TensorBoard loads every file whose name contains "tfevents"; the rest keeps names
@@ -32,6 +33,9 @@ class TensorboardSink final : public MetricSink {
   static absl::StatusOr<std::unique_ptr<TensorboardSink>> Create(const std::string& log_dir);
 
   absl::Status Log(int64_t step, const StepMetrics& metrics) override;
+  // One event at `step` with a text value tagged "val/generations" (TensorBoard's Text
+  // tab): Markdown with each sample's input, output and score, as verl writes it.
+  absl::Status LogGenerations(int64_t step, const std::vector<GenerationSample>& samples) override;
   absl::Status Close() override;
 
   // The events file being written.

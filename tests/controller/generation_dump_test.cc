@@ -82,6 +82,43 @@ TEST(WriteGenerationDump, AnUnwritableDirectoryIsAnErrorNamingTheFile) {
                                                                    dir.Path("blocked/3.jsonl")));
 }
 
+std::vector<GenerationRecord> Responses(const std::string& output_prefix) {
+  std::vector<GenerationRecord> records;
+  for (const char* input : {"c", "a", "d", "b", "e"}) {
+    for (int sample = 0; sample < 2; ++sample) {
+      GenerationRecord record;
+      record.input = input;
+      record.output = output_prefix + input + std::to_string(sample);
+      record.score = sample;
+      records.push_back(record);
+    }
+  }
+  return records;
+}
+
+TEST(GenerationsToLog, TheSamePromptsAtEveryValidationWhateverTheResponses) {
+  const std::vector<GenerationSample> first = GenerationsToLog(Responses("early "), 3);
+  const std::vector<GenerationSample> later = GenerationsToLog(Responses("late "), 3);
+  ASSERT_EQ(first.size(), 3u);
+  ASSERT_EQ(later.size(), 3u);
+  std::vector<std::string> inputs;
+  for (size_t i = 0; i < first.size(); ++i) {
+    EXPECT_EQ(first[i].input, later[i].input);
+    EXPECT_EQ(first[i].output, "early " + first[i].input + std::to_string(static_cast<int>(first[i].score)));
+    EXPECT_EQ(later[i].output, "late " + later[i].input + std::to_string(static_cast<int>(later[i].score)));
+    inputs.push_back(first[i].input + std::to_string(static_cast<int>(first[i].score)));
+  }
+  // Shuffled, not the data's order or the sorted one.
+  EXPECT_NE(inputs, (std::vector<std::string>{"c0", "c1", "a0"}));
+  EXPECT_NE(inputs, (std::vector<std::string>{"a0", "a1", "b0"}));
+}
+
+TEST(GenerationsToLog, AtMostWhatTheValidationHas) {
+  EXPECT_EQ(GenerationsToLog(Responses(""), 50).size(), 10u);
+  EXPECT_TRUE(GenerationsToLog(Responses(""), 0).empty());
+  EXPECT_TRUE(GenerationsToLog({}, 4).empty());
+}
+
 TEST(GenerationRecords, ComeFromTheStepBatchWithTheScoreSummedOverTokens) {
   PromptExample first, second;
   first.ground_truth = "2";

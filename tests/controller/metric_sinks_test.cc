@@ -134,6 +134,35 @@ TEST(ConsoleSink, FailedStreamIsAnError) {
   EXPECT_EQ(sink.Log(1, {}).code(), absl::StatusCode::kUnavailable);
 }
 
+TEST(ConsoleSink, GenerationsAreOneQuotedLineEachUnderTheirStep) {
+  std::ostringstream out;
+  ConsoleSink sink(&out, TenSecondsPerStep(4, /*is_terminal=*/false));
+  ASSERT_TRUE(sink.LogGenerations(2, {{"2+3=", "5\n\"done\"", 1.0}, {"a\tb", "c\\d", 0.25}}).ok());
+  EXPECT_EQ(out.str(),
+            "validation generations at step 2 (trainer.log_val_generations):\n"
+            "  score 1 | input \"2+3=\" | output \"5\\n\\\"done\\\"\"\n"
+            "  score 0.25 | input \"a\\tb\" | output \"c\\\\d\"\n");
+}
+
+TEST(ConsoleSink, LongGenerationsAreCutAtACharacterBoundary) {
+  std::ostringstream out;
+  ConsoleSink sink(&out, TenSecondsPerStep(4, /*is_terminal=*/false));
+  // 199 bytes, then a three-byte character across the cut.
+  const std::string input = std::string(kGenerationTextBytes - 1, 'x') + "\xe4\xbd\xa0" + "tail";
+  ASSERT_TRUE(sink.LogGenerations(1, {{input, "short", 0.0}}).ok());
+  EXPECT_THAT(out.str(), HasSubstr("input \"" + std::string(kGenerationTextBytes - 1, 'x') + "\"... | output \"short\"\n"));
+}
+
+TEST(ConsoleSink, GenerationsOnATerminalKeepTheBarBelowThem) {
+  std::ostringstream out;
+  ConsoleSink sink(&out, TenSecondsPerStep(4, /*is_terminal=*/true));
+  ASSERT_TRUE(sink.Log(1, {{"critic/score/mean", 0.25}}).ok());
+  out.str("");
+  ASSERT_TRUE(sink.LogGenerations(1, {{"q", "a", 1.0}}).ok());
+  EXPECT_THAT(out.str(), StartsWith("\r\033[Kvalidation generations at step 1"));
+  EXPECT_THAT(Lines(out.str()).back(), StartsWith("[#######-----------------------] step 1/4 25%"));
+}
+
 TEST(FormatClockDuration, HoursMinutesSecondsOrDashesWhenUnknown) {
   EXPECT_EQ(FormatClockDuration(absl::Seconds(3723)), "1:02:03");
   EXPECT_EQ(FormatClockDuration(absl::Hours(100)), "100:00:00");
@@ -201,6 +230,30 @@ TEST(JsonlSink, LogAfterCloseIsFailedPrecondition) {
   ASSERT_TRUE(sink.ok()) << sink.status();
   ASSERT_TRUE((*sink)->Close().ok());
   EXPECT_EQ((*sink)->Log(1, {}).code(), absl::StatusCode::kFailedPrecondition);
+}
+
+TEST(JsonlSink, KeepsNumbersOnlySoGenerationsAddNothing) {
+  testing::TempDir dir;
+  absl::StatusOr<std::unique_ptr<JsonlSink>> sink = JsonlSink::Open(dir.Path("m.jsonl"));
+  ASSERT_TRUE(sink.ok()) << sink.status();
+  ASSERT_TRUE((*sink)->LogGenerations(1, {{"q", "a", 1.0}}).ok());
+  ASSERT_TRUE((*sink)->Close().ok());
+  EXPECT_EQ(ReadAll(dir.Path("m.jsonl")), "");
+}
+
+TEST(MetricsLogger, GenerationsGoToEverySinkAndNoneAreNothing) {
+  std::ostringstream out;
+  MetricsLoggerOptions options;
+  options.console = &out;
+  options.console_options = TenSecondsPerStep(3, /*is_terminal=*/false);
+  absl::StatusOr<std::unique_ptr<MetricsLogger>> logger = MetricsLogger::Create(options);
+  ASSERT_TRUE(logger.ok()) << logger.status();
+  ASSERT_TRUE((*logger)->LogGenerations(1, {}).ok());
+  EXPECT_EQ(out.str(), "");
+  ASSERT_TRUE((*logger)->LogGenerations(1, {{"q", "a", 1.0}}).ok());
+  EXPECT_THAT(out.str(), HasSubstr("input \"q\" | output \"a\""));
+  ASSERT_TRUE((*logger)->Close().ok());
+  EXPECT_EQ((*logger)->LogGenerations(2, {{"q", "a", 1.0}}).code(), absl::StatusCode::kFailedPrecondition);
 }
 
 TEST(MetricsLogger, UnknownLoggerNamesTheSupportedOnes) {

@@ -161,6 +161,44 @@ TEST(TensorboardProto, FieldNumbersMatchTensorFlowsEventProto) {
             Bytes({0x10, 3, 0x2A, 10, 0x0A, 8, 0x0A, 1, 'a', 0x15, 0, 0, 0, 0x3F}));
 }
 
+// A text value as TensorBoard's text plug-in reads it: Value.tag (0x0A), metadata field
+// 9 (0x4A) with plugin_data field 1 (0x0A) holding plugin_name field 1 (0x0A) "text",
+// tensor field 8 (0x42) with dtype field 1 (varint 0x08) DT_STRING 7, an empty
+// tensor_shape field 2 (0x12) and string_val field 8 (0x42).
+TEST(TensorboardProto, TextIsAStringTensorForTheTextPlugin) {
+  tensorboard::Summary::Value value;
+  value.set_tag("t");
+  value.mutable_metadata()->mutable_plugin_data()->set_plugin_name("text");
+  value.mutable_tensor()->set_dtype(7);
+  value.mutable_tensor()->mutable_tensor_shape();
+  value.mutable_tensor()->add_string_val("hi");
+  EXPECT_EQ(value.SerializeAsString(),
+            Bytes({0x0A, 1, 't', 0x42, 8, 0x08, 7, 0x12, 0, 0x42, 2, 'h', 'i', 0x4A, 8, 0x0A, 6, 0x0A, 4}) + "text");
+}
+
+TEST(TensorboardSink, GenerationsAreOneMarkdownTextEventAtTheirStep) {
+  testing::TempDir dir;
+  absl::StatusOr<std::unique_ptr<TensorboardSink>> sink = TensorboardSink::Create(dir.Path("tb"));
+  ASSERT_TRUE(sink.ok()) << sink.status();
+  ASSERT_TRUE((*sink)->LogGenerations(4, {{"2+3=", "5", 1.0}, {"1+1=", "3", 0.0}}).ok());
+  ASSERT_TRUE((*sink)->Close().ok());
+  const std::vector<std::string> records = ReadRecords((*sink)->path());
+  ASSERT_EQ(records.size(), 2u);
+  const tensorboard::Event event = ParseEvent(records[1]);
+  EXPECT_EQ(event.step(), 4);
+  ASSERT_EQ(event.summary().value_size(), 1);
+  const tensorboard::Summary::Value& text = event.summary().value(0);
+  EXPECT_EQ(text.tag(), "val/generations");
+  EXPECT_EQ(text.metadata().plugin_data().plugin_name(), "text");
+  EXPECT_EQ(text.tensor().dtype(), 7);
+  EXPECT_EQ(text.tensor().tensor_shape().dim_size(), 0);
+  ASSERT_EQ(text.tensor().string_val_size(), 1);
+  EXPECT_EQ(text.tensor().string_val(0),
+            "**Generation Results - Step 4**\n\n"
+            "### Sample 1\n**Input:** 2+3=\n\n**Output:** 5\n\n**Score:** 1\n\n"
+            "### Sample 2\n**Input:** 1+1=\n\n**Output:** 3\n\n**Score:** 0\n\n");
+}
+
 TEST(EventsFileName, FollowsTensorFlowsPattern) {
   EXPECT_EQ(EventsFileName(1700000000, "node7", 4242, 0),
             "events.out.tfevents.1700000000.node7.4242.0");
