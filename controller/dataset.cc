@@ -6,8 +6,8 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
 #include "absl/strings/string_view.h"
+#include "common/data_file_rows.h"
 #include "common/file_util.h"
 #include "common/parquet_rows.h"
 #include "common/status_macros.h"
@@ -16,15 +16,6 @@ namespace rollout::controller {
 namespace {
 
 using nlohmann::json;
-
-// The rows of a Parquet file, its name heading any error.
-absl::StatusOr<std::vector<json>> ReadParquetRows(absl::string_view bytes, const std::string& file) {
-  absl::StatusOr<std::vector<json>> rows = parquet::ReadRows(bytes);
-  if (!rows.ok()) {
-    return absl::InvalidArgumentError(absl::StrCat(file, ": reading it as Parquet: ", rows.status().message()));
-  }
-  return rows;
-}
 
 // Row errors carry no location; LoadDataset prefixes "FILE:LINE: ".
 absl::Status RowError(absl::string_view key, absl::string_view problem) {
@@ -129,20 +120,6 @@ absl::StatusOr<PreferenceExample> ParsePreferenceRow(const json& row,
   return example;
 }
 
-absl::StatusOr<json> ParseObject(absl::string_view line) {
-  json row;
-  try {
-    row = json::parse(line.begin(), line.end());
-  } catch (const json::parse_error& error) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("not valid JSON (error at column ", error.byte, ")"));
-  }
-  if (!row.is_object()) {
-    return absl::InvalidArgumentError(absl::StrCat("not a JSON object but ", row.type_name()));
-  }
-  return row;
-}
-
 template <typename Example>
 using RowParser = absl::StatusOr<Example> (*)(const json& row, const DatasetOptions& options);
 
@@ -167,18 +144,8 @@ absl::StatusOr<Dataset<Example>> LoadDataset(const std::vector<std::string>& fil
     return absl::OkStatus();
   };
   for (const std::string& file : files) {
-    ASSIGN_OR_RETURN(const std::string text, ReadFile(file));
-    if (parquet::HasParquetMagic(text)) {
-      ASSIGN_OR_RETURN(const std::vector<json> rows, ReadParquetRows(text, file));
-      for (size_t i = 0; i < rows.size(); ++i) RETURN_IF_ERROR(add_row(rows[i], absl::StrCat(file, " row ", i + 1)));
-      continue;
-    }
-    int64_t line_number = 0;
-    for (absl::string_view line : absl::StrSplit(text, '\n')) {
-      ++line_number;
-      if (absl::StripAsciiWhitespace(line).empty()) continue;
-      RETURN_IF_ERROR(add_row(ParseObject(line), absl::StrCat(file, ":", line_number)));
-    }
+    ASSIGN_OR_RETURN(std::vector<DataFileRow> rows, ReadDataFileRows(file));
+    for (DataFileRow& row : rows) RETURN_IF_ERROR(add_row(row.object, std::move(row.where)));
   }
   return dataset;
 }
@@ -188,10 +155,7 @@ absl::StatusOr<Dataset<Example>> LoadDataset(const std::vector<std::string>& fil
 absl::Status CheckDataFile(const std::string& file, const std::string& key) {
   absl::StatusOr<std::string> head = ReadFileHead(file, 4);  // enough for Parquet's magic
   absl::Status status = head.status();
-  if (head.ok() && parquet::HasParquetMagic(*head)) {
-    absl::StatusOr<std::string> bytes = ReadFile(file);
-    status = bytes.ok() ? ReadParquetRows(*bytes, file).status() : bytes.status();
-  }
+  if (head.ok() && parquet::HasParquetMagic(*head)) status = ReadDataFileRows(file).status();
   if (status.ok()) return status;
   return absl::Status(status.code(), absl::StrCat(key, ": ", status.message()));
 }

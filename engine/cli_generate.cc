@@ -6,14 +6,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_split.h"
+#include "common/data_file_rows.h"
 #include "common/device.h"
 #include "common/flags.h"
 #include "common/output_command.h"
-#include "common/file_util.h"
-#include "common/parquet_rows.h"
 #include "common/status_macros.h"
 #include "engine/engine.h"
 #include "models/json_prompt.h"
@@ -79,14 +76,13 @@ FlagSet MakeFlags(GenerateFlags* f) {
   return flags;
 }
 
-// One input row as a request; `where` is "FILE:LINE" or "FILE row N".
+// One input row (a JSON object) as a request; `where` is "FILE:LINE" or "FILE row N".
 absl::StatusOr<GenerationRequest> ParseRequest(const json& value, const std::string& where,
                                                const models::Tokenizer& tokenizer,
                                                int64_t vocab_size, const SamplingParams& params) {
   auto fail = [&](absl::string_view what) {
     return absl::InvalidArgumentError(absl::StrCat(where, ": ", what));
   };
-  if (value.is_discarded() || !value.is_object()) return fail("not a JSON object");
   GenerationRequest request;
   request.params = params;
   const bool chat_prompt = value.contains("prompt") && value.at("prompt").is_array();  // verl's rows
@@ -121,36 +117,6 @@ absl::StatusOr<GenerationRequest> ParseRequest(const json& value, const std::str
     }
   }
   return request;
-}
-
-struct InputRow {
-  json value;         // discarded when the line is not JSON
-  std::string where;  // "FILE:LINE" or "FILE row N"
-};
-
-// The rows of `path`: a Parquet file's (common/parquet_rows.h), or the non-blank lines
-// of JSON lines.
-absl::StatusOr<std::vector<InputRow>> ReadInputRows(const std::string& path) {
-  ASSIGN_OR_RETURN(const std::string text, ReadFile(path));
-  std::vector<InputRow> rows;
-  if (parquet::HasParquetMagic(text)) {
-    absl::StatusOr<std::vector<json>> values = parquet::ReadRows(text);
-    if (!values.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(path, ": reading it as Parquet: ", values.status().message()));
-    }
-    for (size_t i = 0; i < values->size(); ++i) {
-      rows.push_back({std::move((*values)[i]), absl::StrCat(path, " row ", i + 1)});
-    }
-    return rows;
-  }
-  int64_t number = 0;
-  for (absl::string_view line : absl::StrSplit(text, '\n')) {
-    ++number;
-    if (absl::StripAsciiWhitespace(line).empty()) continue;
-    rows.push_back({json::parse(line.begin(), line.end(), nullptr, /*allow_exceptions=*/false),
-                    absl::StrCat(path, ":", number)});
-  }
-  return rows;
 }
 
 // "\r[#########-----------] 120/256 responses  3,400 tok/s" at most 10 times a second.
@@ -196,12 +162,13 @@ absl::Status Generate(const GenerateFlags& f, std::ostream& out) {
   params.min_p = f.min_p;
   params.max_tokens = f.max_tokens;
   params.ignore_eos = f.ignore_eos;
-  ASSIGN_OR_RETURN(const std::vector<InputRow> rows, ReadInputRows(f.input));
+  ASSIGN_OR_RETURN(const std::vector<DataFileRow> rows, ReadDataFileRows(f.input));
   std::vector<GenerationRequest> requests;
-  for (const InputRow& row : rows) {
+  for (const DataFileRow& row : rows) {
+    if (!row.object.ok()) return absl::InvalidArgumentError(absl::StrCat(row.where, ": ", row.object.status().message()));
     params.seed = static_cast<uint64_t>(f.seed + static_cast<int64_t>(requests.size()));
     ASSIGN_OR_RETURN(GenerationRequest request,
-                     ParseRequest(row.value, row.where, *tokenizer, model->config().vocab_size, params));
+                     ParseRequest(*row.object, row.where, *tokenizer, model->config().vocab_size, params));
     requests.push_back(std::move(request));
   }
 

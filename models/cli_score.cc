@@ -1,20 +1,20 @@
 // `rollout score`: per-token log-probs of sequences under a model, as JSON lines.
-// Input lines: {"ids": [...]} or {"text": "..."} (encoded with the model directory's
-// tokenizer, no special tokens added). Output lines: {"ids": [...], "log_probs": [...]}
-// with log_probs[i] = log p(ids[i + 1] | ids[0..i]), so one fewer than the ids.
+// Input rows (JSON lines or Parquet, common/data_file_rows.h): {"ids": [...]} or
+// {"text": "..."} (encoded with the model directory's tokenizer, no special tokens
+// added). Output lines: {"ids": [...], "log_probs": [...]} with log_probs[i] =
+// log p(ids[i + 1] | ids[0..i]), so one fewer than the ids.
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 
-#include <fstream>
 #include <ostream>
 
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/str_cat.h"
+#include "common/data_file_rows.h"
 #include "common/device.h"
 #include "common/flags.h"
 #include "common/output_command.h"
-#include "common/parquet_hint.h"
 #include "common/status_macros.h"
 #include "models/causal_lm.h"
 #include "models/cli_model.h"
@@ -33,11 +33,10 @@ struct ScoreFlags {
   int64_t batch_size = 8;
 };
 
-// The ids of one input line; `where` is "FILE:LINE" for errors.
-absl::StatusOr<std::vector<int64_t>> LineIds(const std::string& line, const std::string& where,
-                                             const Tokenizer* tokenizer) {
+// The ids of one input row; `where` is "FILE:LINE" or "FILE row N" for errors.
+absl::StatusOr<std::vector<int64_t>> RowIds(const nlohmann::json& json, const std::string& where,
+                                            const Tokenizer* tokenizer) {
   try {
-    const nlohmann::json json = nlohmann::json::parse(line);
     if (json.contains("ids")) return json.at("ids").get<std::vector<int64_t>>();
     if (json.contains("text")) {
       if (tokenizer == nullptr) {
@@ -84,17 +83,15 @@ absl::Status Score(const ScoreFlags& f, std::ostream& out) {
   if (f.model.empty() || f.input.empty()) {
     return absl::InvalidArgumentError("--model and --input are required (see --help)");
   }
-  RETURN_IF_ERROR(RejectParquetFile(f.input));
   if (f.dtype != "float32" && f.dtype != "bfloat16") {
     return absl::InvalidArgumentError("--dtype must be float32 or bfloat16");
   }
+  ASSIGN_OR_RETURN(const std::vector<DataFileRow> rows, ReadDataFileRows(f.input));
   LoadOptions options;
   ASSIGN_OR_RETURN(options.device, OpenDevice(f.device));
   options.dtype = f.dtype == "bfloat16" ? at::kBFloat16 : at::kFloat;
   ASSIGN_OR_RETURN(std::unique_ptr<CausalLM> model, CausalLM::Load(f.model, options));
   absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = Tokenizer::Load(f.model);
-  std::ifstream in(f.input);
-  if (!in) return absl::NotFoundError(absl::StrCat("cannot read ", f.input));
   std::vector<std::vector<int64_t>> batch;
   auto flush = [&]() {
     const std::vector<std::vector<float>> scores = ScoreBatch(*model, batch);
@@ -103,22 +100,19 @@ absl::Status Score(const ScoreFlags& f, std::ostream& out) {
     }
     batch.clear();
   };
-  std::string line;
-  for (int number = 1; std::getline(in, line); ++number) {
-    if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
+  for (const DataFileRow& row : rows) {
+    if (!row.object.ok()) return absl::InvalidArgumentError(absl::StrCat(row.where, ": ", row.object.status().message()));
     ASSIGN_OR_RETURN(std::vector<int64_t> ids,
-                     LineIds(line, absl::StrCat(f.input, ":", number),
-                             tokenizer.ok() ? tokenizer->get() : nullptr));
+                     RowIds(*row.object, row.where, tokenizer.ok() ? tokenizer->get() : nullptr));
     const int64_t vocab = model->config().vocab_size;
     for (int64_t id : ids) {
       if (id < 0 || id >= vocab) {
-        return absl::InvalidArgumentError(absl::StrCat(f.input, ":", number, ": token id ", id,
+        return absl::InvalidArgumentError(absl::StrCat(row.where, ": token id ", id,
                                                        " is outside the vocabulary (", vocab, ")"));
       }
     }
     if (ids.size() < 2) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(f.input, ":", number, ": a sequence needs at least 2 tokens to score"));
+      return absl::InvalidArgumentError(absl::StrCat(row.where, ": a sequence needs at least 2 tokens to score"));
     }
     batch.push_back(std::move(ids));
     if (static_cast<int64_t>(batch.size()) == f.batch_size) flush();
@@ -131,12 +125,12 @@ absl::Status Score(const ScoreFlags& f, std::ostream& out) {
 
 int RunScoreCommand(const std::vector<std::string>& args) {
   ScoreFlags f;
-  FlagSet flags("rollout score --model DIR --input FILE.jsonl [flags]",
-                "Writes, for each input line's \"ids\" (or \"text\"), the log-probability of\n"
+  FlagSet flags("rollout score --model DIR --input FILE [flags]",
+                "Writes, for each input row's \"ids\" (or \"text\"), the log-probability of\n"
                 "every token after the first given the ones before it:\n"
                 "  {\"ids\": [...], \"log_probs\": [...]}   (one fewer log-prob than ids)");
   flags.AddString("model", &f.model, "Hugging Face model directory");
-  flags.AddString("input", &f.input, "JSON lines with ids or text");
+  flags.AddString("input", &f.input, "JSON lines or Parquet rows with ids or text");
   flags.AddString("output", &f.output, "write here instead of stdout");
   flags.AddString("device", &f.device, "cpu or cuda:N");
   flags.AddString("dtype", &f.dtype, "float32 or bfloat16");

@@ -80,5 +80,14 @@ TEST(Score, BadLineNamesFileAndLine) {
   EXPECT_THAT(run.output, HasSubstr(input + ":2: token id 9999 is outside the vocabulary (514)"));
 }
 
+// verl's data files are Parquet: their rows are read as JSON lines' are, errors naming
+// the row. (typed_plain.parquet's first text, "a", is one token.)
+TEST(Score, ParquetRowsAreScoredAndNamedByRow) {
+  const std::string input = "tests/data/parquet/typed_plain.parquet";
+  CommandResult run = Rollout({"score", "--model", kFixture, "--input", input});
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.output, HasSubstr(input + " row 1: a sequence needs at least 2 tokens to score"));
+}
+
 }  // namespace
 }  // namespace rollout::models
