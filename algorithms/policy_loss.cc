@@ -20,7 +20,13 @@ struct Inputs {
   const at::Tensor& log_prob;
   const at::Tensor& advantages;
   const at::Tensor& mask;
+  const at::Tensor& token_weights;  // undefined: none
 };
+
+// The per-token losses weighted by the inputs' token weights, if any.
+at::Tensor Weighted(const at::Tensor& token_loss, const Inputs& in) {
+  return in.token_weights.defined() ? token_loss * in.token_weights.detach() : token_loss;
+}
 
 // The ratio interval is [1 - low, 1 + high].
 struct ClipRange {
@@ -46,7 +52,7 @@ absl::StatusOr<PolicyLossResult> Vanilla(const Inputs& in, const PolicyLossOptio
   const at::Tensor negative = in.advantages < 0;
   const at::Tensor token_loss = at::where(negative, at::minimum(clip_loss, dual_bound), clip_loss);
   PolicyLossResult result;
-  ASSIGN_OR_RETURN(result.loss, AggregateLoss(token_loss, in.mask, options.loss_agg_mode,
+  ASSIGN_OR_RETURN(result.loss, AggregateLoss(Weighted(token_loss, in), in.mask, options.loss_agg_mode,
                                               options.loss_scale_factor));
   c10::NoGradGuard no_grad;
   result.pg_clipfrac = MetricMean(clipped > unclipped, in.mask);
@@ -69,7 +75,7 @@ absl::StatusOr<PolicyLossResult> Gspo(const Inputs& in, const PolicyLossOptions&
   const at::Tensor clipped = -in.advantages * ratio.clamp(1.0 - clip.low, 1.0 + clip.high);
   PolicyLossResult result;
   ASSIGN_OR_RETURN(result.loss,
-                   AggregateLoss(at::maximum(unclipped, clipped), in.mask, "seq-mean-token-mean"));
+                   AggregateLoss(Weighted(at::maximum(unclipped, clipped), in), in.mask, "seq-mean-token-mean"));
   c10::NoGradGuard no_grad;
   result.pg_clipfrac = MetricMean(clipped > unclipped, in.mask);
   result.pg_clipfrac_lower = at::zeros({}, in.log_prob.options().dtype(at::kDouble));
@@ -124,7 +130,8 @@ absl::StatusOr<PolicyLossResult> ComputePolicyLoss(const at::Tensor& old_log_pro
                                                    const at::Tensor& log_prob,
                                                    const at::Tensor& advantages,
                                                    const at::Tensor& response_mask,
-                                                   const PolicyLossOptions& options) {
+                                                   const PolicyLossOptions& options,
+                                                   const at::Tensor& token_weights) {
   constexpr absl::string_view kContext = "policy loss";
   absl::StatusOr<LossFn> fn = FindLossMode(options.loss_mode);
   if (!fn.ok()) return WithContext(fn.status(), kContext);
@@ -134,9 +141,13 @@ absl::StatusOr<PolicyLossResult> ComputePolicyLoss(const at::Tensor& old_log_pro
           response_mask, "response_mask",
           {{"old_log_prob", old_log_prob}, {"log_prob", log_prob}, {"advantages", advantages}}),
       kContext));
+  if (token_weights.defined()) {
+    RETURN_IF_ERROR(WithContext(
+        CheckTokenLossInputs(response_mask, "response_mask", {{"token_weights", token_weights}}), kContext));
+  }
   const ClipRange clip{options.clip_ratio_low > 0 ? options.clip_ratio_low : options.clip_ratio,
                        options.clip_ratio_high > 0 ? options.clip_ratio_high : options.clip_ratio};
-  return WithContext((*fn)({old_log_prob, log_prob, advantages, response_mask}, options, clip),
+  return WithContext((*fn)({old_log_prob, log_prob, advantages, response_mask, token_weights}, options, clip),
                      absl::StrCat(kContext, " (", options.loss_mode, ")"));
 }
 

@@ -8,6 +8,9 @@
 //   advantages     floating; per-token advantages
 //   response_mask  any dtype; 1 for response tokens that count, 0 for padding. Masked
 //                  tokens change neither the loss, its gradients, nor the metrics.
+//   token_weights  optional (undefined: none), floating: each token's loss term is
+//                  multiplied by its weight before aggregation (the rollout-correction
+//                  importance weights, rollout_correction.h); no gradient flows to it.
 // Every floating input must be finite, masked positions included.
 #pragma once
 
@@ -68,6 +71,7 @@ absl::StatusOr<PolicyLossResult> ComputePolicyLoss(const at::Tensor& old_log_pro
                                                    const at::Tensor& log_prob,
                                                    const at::Tensor& advantages,
                                                    const at::Tensor& response_mask,
-                                                   const PolicyLossOptions& options);
+                                                   const PolicyLossOptions& options,
+                                                   const at::Tensor& token_weights = at::Tensor());
 
 }  // namespace rollout::algorithms

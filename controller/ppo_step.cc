@@ -6,6 +6,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "algorithms/kl.h"
+#include "algorithms/rollout_correction.h"
 #include "common/status_macros.h"
 
 namespace rollout::controller {
@@ -121,6 +122,30 @@ absl::StatusOr<std::map<std::string, double>> DataMetrics(const Batch& batch) {
   AddLengthStats("prompt_length", attention_mask.narrow(1, 0, prompt_width).to(at::kLong).sum(1),
                  prompt_width, &metrics);
   return metrics;
+}
+
+absl::Status AddRolloutIsWeights(const config::RolloutCorrectionConfig& correction, Batch* batch,
+                                 std::map<std::string, double>* metrics) {
+  if (correction.rollout_is().empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(const at::Tensor old_log_probs, batch->Tensor("old_log_probs"));
+  ASSIGN_OR_RETURN(const at::Tensor rollout_log_probs, batch->Tensor("rollout_log_probs"));
+  ASSIGN_OR_RETURN(const at::Tensor response_mask, batch->Tensor("response_mask"));
+  algorithms::RolloutIsOptions options;
+  options.level = correction.rollout_is();
+  options.threshold = correction.rollout_is_threshold();
+  // Masked positions carry no log-prob (old_log_probs may be NaN there); only the
+  // response tokens count.
+  const at::Tensor counted = response_mask.to(at::kBool);
+  ASSIGN_OR_RETURN(const algorithms::RolloutIsWeights is,
+                   algorithms::ComputeRolloutIsWeights(old_log_probs.masked_fill(~counted, 0),
+                                                       rollout_log_probs.masked_fill(~counted, 0), response_mask,
+                                                       options));
+  const std::pair<const char*, const at::Tensor*> named[] = {
+      {"rollout_corr/rollout_is_mean", &is.mean},  {"rollout_corr/rollout_is_max", &is.max},
+      {"rollout_corr/rollout_is_min", &is.min},    {"rollout_corr/rollout_is_ratio_fraction_high", &is.fraction_high},
+      {"rollout_corr/kl", &is.kl},                 {"rollout_corr/k3_kl", &is.k3_kl}};
+  for (const auto& [name, value] : named) (*metrics)[name] = value->item<double>();
+  return batch->AddTensor("rollout_is_weights", is.weights);
 }
 
 }  // namespace rollout::controller

@@ -12,6 +12,7 @@
 #include "algorithms/advantages.h"
 #include "algorithms/kl_controller.h"
 #include "common/batch.h"
+#include "proto/recipe.pb.h"
 
 namespace rollout::controller {
 
@@ -40,6 +41,15 @@ struct AdvantageStep {
 // (actor/reward_kl_penalty, actor/reward_kl_penalty_coeff) when it applied the penalty.
 absl::StatusOr<std::map<std::string, double>> ComputeAdvantageColumns(const AdvantageStep& step,
                                                                       Batch* batch);
+
+// algorithm.rollout_correction.rollout_is: adds rollout_is_weights [N, R] float32
+// (algorithms/rollout_correction.h, from old_log_probs to rollout_log_probs over
+// response_mask) to `batch` for the actor's update, and their metrics as
+// rollout_corr/{rollout_is_mean, rollout_is_max, rollout_is_min,
+// rollout_is_ratio_fraction_high, kl, k3_kl}. Nothing when rollout_is is unset. The
+// old log-probs must be every row's (none left NaN for the update to fill).
+absl::Status AddRolloutIsWeights(const config::RolloutCorrectionConfig& correction, Batch* batch,
+                                 std::map<std::string, double>* metrics);
 
 // verl's compute_data_metrics: critic/score/{mean,max,min}, critic/rewards/...,
 // critic/advantages/..., critic/returns/... (and with values critic/values/... and

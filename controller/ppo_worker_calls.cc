@@ -51,8 +51,9 @@ const std::vector<std::string>& SequenceColumns() {
 }
 
 int64_t OnPolicyRowsPerRank(const config::Recipe& recipe, int world) {
-  if (recipe.actor().ppo_epochs() != 1 || recipe.algorithm().use_kl_in_reward() ||
-      recipe.algorithm().rollout_correction().bypass_mode() || world < 1) {
+  const config::RolloutCorrectionConfig& correction = recipe.algorithm().rollout_correction();
+  if (recipe.actor().ppo_epochs() != 1 || recipe.algorithm().use_kl_in_reward() || correction.bypass_mode() ||
+      !correction.rollout_is().empty() || world < 1) {
     return 0;
   }
   return int64_t{recipe.actor().ppo_mini_batch_size()} * recipe.rollout().n() / world;
@@ -113,6 +114,7 @@ absl::StatusOr<std::map<std::string, double>> UpdateActor(WorkerGroup& policy, c
                                                           bool use_kl_loss, int64_t on_policy_rows) {
   std::vector<std::string> extra = {"old_log_probs", "advantages"};
   if (use_kl_loss) extra.push_back("ref_log_prob");
+  if (batch.HasTensor("rollout_is_weights")) extra.push_back("rollout_is_weights");
   ASSIGN_OR_RETURN(Batch update, SelectWith(batch, extra));
   if (on_policy_rows > 0) update.SetMeta("on_policy_rows", absl::StrCat(on_policy_rows));
   return TrainOnShards(policy, "actor.update_actor", update);

@@ -26,8 +26,9 @@ const std::vector<std::string>& SequenceColumns();
 // the first mini-batch, which with ppo_epochs 1 is trained before any optimizer step,
 // under the weights that sampled it, so scoring it beforehand would repeat that
 // forward (verl's on_policy case; TRL skips it with num_iterations 1). 0 when the step
-// needs the old log-probs before the update (algorithm.use_kl_in_reward), takes them
-// from the rollout (bypass mode) or trains more epochs. `world`: the actor's ranks.
+// needs the old log-probs before the update (algorithm.use_kl_in_reward, or
+// algorithm.rollout_correction.rollout_is's weights), takes them from the rollout
+// (bypass mode) or trains more epochs. `world`: the actor's ranks.
 int64_t OnPolicyRowsPerRank(const config::Recipe& recipe, int world);
 
 // actor.compute_log_prob on every row but the first `on_policy_rows` of each rank's
@@ -49,7 +50,7 @@ absl::Status ComputeValues(WorkerGroup& critic, Batch* batch);
 absl::StatusOr<std::map<std::string, double>> UpdateCritic(WorkerGroup& critic, const Batch& batch);
 
 // actor.update_actor on the sequences with old_log_probs and advantages (and
-// ref_log_prob with `use_kl_loss`), the first `on_policy_rows` of each rank's shard
+// ref_log_prob with `use_kl_loss`, rollout_is_weights when the batch has them), the first `on_policy_rows` of each rank's shard
 // anchored to the update's own forward (OnPolicyRowsPerRank); the ranks' metrics
 // averaged.
 absl::StatusOr<std::map<std::string, double>> UpdateActor(WorkerGroup& policy, const Batch& batch,

@@ -61,9 +61,9 @@ absl::Status PolicyActor::AccumulateMicroBatch(const PolicyBatch& micro,
     old_log_probs = at::where((rows < on_policy_rows).unsqueeze(1), scores.log_probs.detach(), old_log_probs);
   }
   ASSIGN_OR_RETURN(const algorithms::PolicyLossResult pg,
-                   algorithms::ComputePolicyLoss(old_log_probs, scores.log_probs,
-                                                 micro.advantages.to(at::kFloat), mask,
-                                                 options_.policy_loss));
+                   algorithms::ComputePolicyLoss(
+                       old_log_probs, scores.log_probs, micro.advantages.to(at::kFloat), mask, options_.policy_loss,
+                       micro.rollout_is_weights.defined() ? micro.rollout_is_weights.to(at::kFloat) : at::Tensor()));
   const std::string& agg_mode = options_.policy_loss.loss_agg_mode;
   const double scale_factor = options_.policy_loss.loss_scale_factor;
   ASSIGN_OR_RETURN(const at::Tensor entropy,

@@ -35,6 +35,9 @@ absl::Status CheckPolicyBatch(const PolicyBatch& batch, bool for_update, bool ne
     response_checks.push_back({"old_log_probs", &batch.old_log_probs});
     response_checks.push_back({"advantages", &batch.advantages});
     if (needs_ref) response_checks.push_back({"ref_log_probs", &batch.ref_log_probs});
+    if (batch.rollout_is_weights.defined()) {
+      response_checks.push_back({"rollout_is_weights", &batch.rollout_is_weights});
+    }
   }
   for (const auto& [name, tensor] : checks) {
     if (!tensor->defined() || tensor->sizes() != batch.input_ids.sizes()) {
@@ -63,6 +66,7 @@ absl::StatusOr<PolicyBatch> PolicyBatchFromColumns(const Batch& batch, bool for_
     columns.push_back({"old_log_probs", &policy.old_log_probs});
     columns.push_back({"advantages", &policy.advantages});
     if (needs_ref) columns.push_back({"ref_log_prob", &policy.ref_log_probs});
+    if (batch.HasTensor("rollout_is_weights")) columns.push_back({"rollout_is_weights", &policy.rollout_is_weights});
   }
   for (const auto& [name, target] : columns) {
     ASSIGN_OR_RETURN(*target, batch.Tensor(name));
@@ -82,6 +86,7 @@ PolicyBatch MoveTo(const PolicyBatch& batch, c10::Device device) {
   moved.old_log_probs = move(batch.old_log_probs);
   moved.advantages = move(batch.advantages);
   moved.ref_log_probs = move(batch.ref_log_probs);
+  moved.rollout_is_weights = move(batch.rollout_is_weights);
   return moved;
 }
 
@@ -95,6 +100,7 @@ PolicyBatch SliceRows(const PolicyBatch& batch, int64_t start, int64_t length) {
   slice.old_log_probs = Slice(batch.old_log_probs, start, length);
   slice.advantages = Slice(batch.advantages, start, length);
   slice.ref_log_probs = Slice(batch.ref_log_probs, start, length);
+  slice.rollout_is_weights = Slice(batch.rollout_is_weights, start, length);
   return slice;
 }
 

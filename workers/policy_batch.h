@@ -24,18 +24,23 @@ struct PolicyBatch {
   at::Tensor old_log_probs;  // under the policy that generated the responses
   at::Tensor advantages;
   at::Tensor ref_log_probs;  // required with use_kl_loss
+  // Optional (column rollout_is_weights): each token's policy-gradient weight,
+  // algorithm.rollout_correction's importance weights.
+  at::Tensor rollout_is_weights;
 };
 
 // OK when the tensors fit together: [B, T] input_ids, attention_mask and position_ids,
 // [B, R] responses and response_mask with 0 < R < T, and with `for_update` the [B, R]
-// old_log_probs and advantages (and ref_log_probs with `needs_ref`). Otherwise
+// old_log_probs and advantages (and ref_log_probs with `needs_ref`, and
+// rollout_is_weights when defined). Otherwise
 // InvalidArgument naming the first tensor that does not fit.
 absl::Status CheckPolicyBatch(const PolicyBatch& batch, bool for_update = false,
                               bool needs_ref = false);
 
 // The PolicyBatch of a Batch's columns with verl's names: input_ids, attention_mask,
 // position_ids, responses, response_mask, and with `for_update` old_log_probs and
-// advantages (+ ref_log_prob with `needs_ref`). NotFound naming a missing column;
+// advantages (+ ref_log_prob with `needs_ref`, + rollout_is_weights when the batch has
+// it). NotFound naming a missing column;
 // CheckPolicyBatch's errors.
 absl::StatusOr<PolicyBatch> PolicyBatchFromColumns(const Batch& batch, bool for_update = false,
                                                    bool needs_ref = false);

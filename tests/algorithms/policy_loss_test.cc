@@ -52,6 +52,35 @@ TEST(PolicyLossVanilla, HandComputedCase) {
   EXPECT_NEAR(result.ppo_kl.item<double>(), -std::log(1.65) / 5, 1e-8);
 }
 
+TEST(PolicyLoss, TokenWeightsScaleEachTokensTermAndItsGradient) {
+  at::manual_seed(3);
+  const at::Tensor old_log_prob = at::randn({2, 4}, at::kDouble) * 0.1;
+  const at::Tensor advantages = at::randn({2, 4}, at::kDouble);
+  const at::Tensor mask = Doubles({1, 1, 1, 0, 1, 1, 0, 0}, {2, 4});
+  const at::Tensor weights = Doubles({0.5, 2, 1, 7, 1.5, 0.25, 9, 9}, {2, 4});
+  for (const char* mode : {"vanilla", "gspo"}) {
+    const at::Tensor log_prob = (old_log_prob + at::randn({2, 4}, at::kDouble) * 0.3).requires_grad_(true);
+    const PolicyLossResult plain = ComputePolicyLoss(old_log_prob, log_prob, advantages, mask, Options(mode)).value();
+    plain.loss.backward();
+    const at::Tensor plain_grad = log_prob.grad().clone();
+    log_prob.mutable_grad().zero_();
+    const PolicyLossResult weighted =
+        ComputePolicyLoss(old_log_prob, log_prob, advantages, mask, Options(mode), weights).value();
+    weighted.loss.backward();
+    // Each token's term times its weight, aggregated the same way: per token, the
+    // weighted loss's gradient is the weight times the plain one's.
+    const at::Tensor weighted_grad = log_prob.grad();
+    EXPECT_TRUE(at::allclose(weighted_grad, plain_grad * weights * mask)) << mode;
+    EXPECT_TRUE(at::allclose(plain.pg_clipfrac, weighted.pg_clipfrac)) << mode;  // metrics unweighted
+  }
+  const PolicyLossResult ones = ComputePolicyLoss(old_log_prob, old_log_prob, advantages, mask, Options(),
+                                                  at::ones({2, 4}, at::kDouble)).value();
+  const PolicyLossResult none = ComputePolicyLoss(old_log_prob, old_log_prob, advantages, mask, Options()).value();
+  EXPECT_DOUBLE_EQ(ones.loss.item<double>(), none.loss.item<double>());
+  EXPECT_FALSE(ComputePolicyLoss(old_log_prob, old_log_prob, advantages, mask, Options(),
+                                 at::ones({2, 3}, at::kDouble)).ok());
+}
+
 TEST(PolicyLossVanilla, RatioOneGivesMinusMeanAdvantageAndNoClipping) {
   at::manual_seed(1);
   const at::Tensor log_prob = at::randn({3, 5}, at::kDouble);

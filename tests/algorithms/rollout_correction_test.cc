@@ -1,0 +1,109 @@
+#include "algorithms/rollout_correction.h"
+
+#include <ATen/ATen.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+namespace rollout::algorithms {
+namespace {
+
+at::Tensor Doubles(std::vector<double> values, std::vector<int64_t> shape) {
+  return at::tensor(values, at::kDouble).reshape(shape);
+}
+
+// old - rollout: row 0 [0.5, -1, 0], row 1 [0, 1, masked].
+struct Case {
+  at::Tensor old_log_prob = Doubles({-1.0, -2.0, -0.5, -0.3, -0.2, -7.0}, {2, 3});
+  at::Tensor rollout_log_prob = Doubles({-1.5, -1.0, -0.5, -0.3, -1.2, 0.0}, {2, 3});
+  at::Tensor mask = Doubles({1, 1, 1, 1, 1, 0}, {2, 3});
+};
+
+RolloutIsOptions Options(const char* level, double threshold) {
+  RolloutIsOptions options;
+  options.level = level;
+  options.threshold = threshold;
+  return options;
+}
+
+std::vector<float> Values(const at::Tensor& tensor) {
+  const at::Tensor flat = tensor.contiguous().to(at::kFloat).flatten();
+  return std::vector<float>(flat.data_ptr<float>(), flat.data_ptr<float>() + flat.numel());
+}
+
+TEST(RolloutIsWeights, TokenLevelRatiosTruncatedAtTheThreshold) {
+  const Case c;
+  const RolloutIsWeights is =
+      ComputeRolloutIsWeights(c.old_log_prob, c.rollout_log_prob, c.mask, Options("token", 1.5)).value();
+  // e^0.5 = 1.6487 and e^1 = 2.7183 truncated to 1.5; e^-1 = 0.3679; masked 0.
+  EXPECT_THAT(Values(is.weights), ::testing::Pointwise(::testing::FloatNear(1e-5),
+                                                        std::vector<float>{1.5, 0.367879, 1, 1, 1.5, 0}));
+  EXPECT_EQ(is.weights.scalar_type(), at::kFloat);
+  EXPECT_NEAR(is.mean.item<double>(), (1.5 + std::exp(-1.0) + 1 + 1 + 1.5) / 5, 1e-7);
+  EXPECT_NEAR(is.max.item<double>(), std::exp(1.0), 1e-7);
+  EXPECT_NEAR(is.min.item<double>(), std::exp(-1.0), 1e-7);
+  EXPECT_NEAR(is.fraction_high.item<double>(), 0.4, 1e-7);
+  EXPECT_NEAR(is.kl.item<double>(), -(0.5 - 1 + 1) / 5, 1e-7);
+  // exp(d) - d - 1 over d = 0.5, -1, 0, 0, 1.
+  EXPECT_NEAR(is.k3_kl.item<double>(), (std::exp(0.5) - 1.5 + std::exp(-1.0) + std::exp(1.0) - 2) / 5, 1e-7);
+}
+
+TEST(RolloutIsWeights, SequenceLevelIsTheProductOverTheResponseForEveryToken) {
+  const Case c;
+  const RolloutIsWeights is =
+      ComputeRolloutIsWeights(c.old_log_prob, c.rollout_log_prob, c.mask, Options("sequence", 2.0)).value();
+  // Row 0: e^(0.5 - 1 + 0) = 0.6065; row 1: e^(0 + 1) = 2.718 truncated to 2.
+  const float row0 = static_cast<float>(std::exp(-0.5));
+  EXPECT_THAT(Values(is.weights), ::testing::Pointwise(::testing::FloatNear(1e-5),
+                                                        std::vector<float>{row0, row0, row0, 2, 2, 0}));
+  EXPECT_NEAR(is.mean.item<double>(), (std::exp(-0.5) + 2) / 2, 1e-7);  // over responses
+  EXPECT_NEAR(is.max.item<double>(), std::exp(1.0), 1e-7);
+  EXPECT_NEAR(is.min.item<double>(), std::exp(-0.5), 1e-7);
+  EXPECT_NEAR(is.fraction_high.item<double>(), 0.5, 1e-7);
+}
+
+TEST(RolloutIsWeights, ResponsesWithoutTokensAreLeftOutOfTheMetrics) {
+  const at::Tensor old = Doubles({0.5, 0.5, 3, 3}, {2, 2});
+  const at::Tensor rollout = at::zeros({2, 2}, at::kDouble);
+  const at::Tensor mask = Doubles({1, 1, 0, 0}, {2, 2});
+  const RolloutIsWeights is = ComputeRolloutIsWeights(old, rollout, mask, Options("sequence", 10)).value();
+  EXPECT_NEAR(is.mean.item<double>(), std::exp(1.0), 1e-7);
+  EXPECT_NEAR(is.max.item<double>(), std::exp(1.0), 1e-7);
+  EXPECT_NEAR(is.min.item<double>(), std::exp(1.0), 1e-7);
+  EXPECT_THAT(Values(is.weights)[2], 0.0f);
+}
+
+TEST(RolloutIsWeights, HugeRatiosAreBoundedBeforeTheThreshold) {
+  const at::Tensor old = Doubles({40, -40}, {1, 2});
+  const RolloutIsWeights is =
+      ComputeRolloutIsWeights(old, at::zeros({1, 2}, at::kDouble), at::ones({1, 2}), Options("token", 3)).value();
+  EXPECT_THAT(Values(is.weights), ::testing::Pointwise(::testing::FloatNear(1e-6),
+                                                        std::vector<float>{3, static_cast<float>(std::exp(-20.0))}));
+  EXPECT_NEAR(is.max.item<double>(), std::exp(20.0), 1e-3);
+  EXPECT_TRUE(std::isfinite(is.k3_kl.item<double>()));  // from the unbounded log-ratios, in float64
+}
+
+TEST(RolloutIsWeights, CarryNoGradient) {
+  const Case c;
+  const at::Tensor old = c.old_log_prob.clone().requires_grad_(true);
+  const RolloutIsWeights is = ComputeRolloutIsWeights(old, c.rollout_log_prob, c.mask, Options("token", 2)).value();
+  EXPECT_FALSE(is.weights.requires_grad());
+}
+
+TEST(RolloutIsWeights, BadOptionsAndInputsAreInvalidArgument) {
+  const Case c;
+  EXPECT_EQ(ComputeRolloutIsWeights(c.old_log_prob, c.rollout_log_prob, c.mask, Options("geometric", 2)).status().message(),
+            "rollout_is: unknown level \"geometric\"; valid levels are token, sequence");
+  EXPECT_EQ(ComputeRolloutIsWeights(c.old_log_prob, c.rollout_log_prob, c.mask, Options("token", 0)).status().message(),
+            "rollout_is_threshold: must be > 0; got 0");
+  const at::Tensor nan_old = c.old_log_prob.clone();
+  nan_old[0][1] = std::nan("");
+  EXPECT_THAT(std::string(ComputeRolloutIsWeights(nan_old, c.rollout_log_prob, c.mask, Options("token", 2)).status().message()),
+              ::testing::HasSubstr("old_log_prob: 1 NaN"));
+  EXPECT_FALSE(ComputeRolloutIsWeights(c.old_log_prob, at::zeros({2, 4}, at::kDouble), c.mask, Options("token", 2)).ok());
+}
+
+}  // namespace
+}  // namespace rollout::algorithms

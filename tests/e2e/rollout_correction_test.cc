@@ -1,0 +1,95 @@
+// algorithm.rollout_correction.rollout_is end to end on the CPU through real worker
+// processes: grpo_arith on LetterRows (the example plug-in's scores vary, so the
+// policy-gradient loss is not 0) with the tiny Qwen2 fixture in float32, where the
+// rollout's log-probs and the actor's agree to rounding, so every ratio is ~1.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "tests/e2e/rollout_run.h"
+#include "tests/support/temp_dir.h"
+
+namespace rollout {
+namespace {
+
+using testing::ReadJsonLines;
+using testing::RolloutIn;
+using ::testing::HasSubstr;
+
+std::vector<std::string> OneStep(const std::string& name, std::vector<std::string> overrides) {
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  std::vector<std::string> args = {
+      "train", source + "/recipes/grpo_arith.yaml", "data.train_files=[data/letters.jsonl]", "data.val_files=[]",
+      "actor.model.path=" + source + "/tests/data/tiny-qwen2", "trainer.device=cpu",
+      "trainer.total_training_steps=1", "trainer.logger=[jsonl]", "trainer.experiment_name=" + name,
+      "reward.name=null", "reward.plugin=" EXAMPLE_PLUGIN_PATH, "data.train_batch_size=4",
+      "actor.ppo_mini_batch_size=4", "actor.ppo_micro_batch_size_per_gpu=8", "rollout.n=4",
+      "rollout.cpu_kv_cache_gib=0.05", "data.max_response_length=8"};
+  args.insert(args.end(), overrides.begin(), overrides.end());
+  return args;
+}
+
+TEST(RolloutCorrection, TokenWeightsTruncatedAtTheThresholdScaleThePolicyGradient) {
+  testing::TempDir dir("rollout_correction");
+  dir.Write("data/letters.jsonl", testing::LetterRows());
+  auto train = [&](const std::string& name, std::vector<std::string> overrides) {
+    const testing::CommandResult run = RolloutIn(dir.path(), OneStep(name, std::move(overrides)));
+    EXPECT_EQ(run.exit_code, 0) << run.output;
+    const auto steps = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/" + name + "/metrics.jsonl"));
+    EXPECT_EQ(steps.size(), 1u);
+    return steps.empty() ? nlohmann::json() : steps[0];
+  };
+  const nlohmann::json plain = train("plain", {});
+  // A threshold below every ratio (~1) truncates every weight to it: the policy
+  // gradient, taken before the optimizer step (one mini-batch), halves. (The KL loss
+  // adds none at the first step, where the actor is the reference, and the entropy
+  // bonus is off. The loss itself is ~0: GRPO's advantages of equal-length responses
+  // cancel at ratio 1.)
+  const nlohmann::json halved = train("halved", {"algorithm.rollout_correction.rollout_is=token",
+                                                 "algorithm.rollout_correction.rollout_is_threshold=0.5"});
+  ASSERT_TRUE(plain.contains("actor/grad_norm") && halved.contains("actor/grad_norm"));
+  const double plain_norm = plain["actor/grad_norm"].get<double>();
+  ASSERT_GT(plain_norm, 1e-2) << plain.dump();
+  EXPECT_NEAR(halved["actor/grad_norm"].get<double>(), 0.5 * plain_norm, 1e-4 * plain_norm) << halved.dump();
+  EXPECT_FALSE(plain.contains("rollout_corr/rollout_is_mean"));
+  EXPECT_NEAR(halved["rollout_corr/rollout_is_mean"].get<double>(), 0.5, 1e-6);
+  EXPECT_NEAR(halved["rollout_corr/rollout_is_ratio_fraction_high"].get<double>(), 1.0, 1e-6);
+  EXPECT_NEAR(halved["rollout_corr/rollout_is_max"].get<double>(), 1.0, 1e-4);
+  EXPECT_NEAR(halved["rollout_corr/rollout_is_min"].get<double>(), 1.0, 1e-4);
+  EXPECT_NEAR(halved["rollout_corr/kl"].get<double>(), 0.0, 1e-5);
+  EXPECT_NEAR(halved["rollout_corr/k3_kl"].get<double>(), 0.0, 1e-8);
+  // (The weights need every row's old log-probs: with one mini-batch the plain run
+  // leaves them to the update, and a NaN row would have failed this one.)
+
+  // Sequence level at the default threshold 2: the products of ~1 ratios are ~1.
+  const nlohmann::json sequence = train("sequence", {"algorithm.rollout_correction.rollout_is=sequence"});
+  EXPECT_NEAR(sequence["rollout_corr/rollout_is_mean"].get<double>(), 1.0, 1e-4);
+  EXPECT_NEAR(sequence["actor/grad_norm"].get<double>(), plain_norm, 1e-4 * plain_norm);
+}
+
+TEST(RolloutCorrection, WithBypassModeItIsAClearError) {
+  testing::TempDir dir("rollout_correction_bypass");
+  dir.Write("data/letters.jsonl", testing::LetterRows());
+  const testing::CommandResult run =
+      RolloutIn(dir.path(), OneStep("bypass", {"algorithm.rollout_correction.rollout_is=token",
+                                               "algorithm.rollout_correction.bypass_mode=true"}));
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_THAT(run.output, HasSubstr("algorithm.rollout_correction.rollout_is with bypass_mode: the rollout's "
+                                    "log-probs already anchor the ratio"));
+}
+
+TEST(RolloutCorrection, VerlsCorrectionsThatAreNotHereAreErrorsSayingSo) {
+  testing::TempDir dir("rollout_correction_rs");
+  dir.Write("data/letters.jsonl", testing::LetterRows());
+  const testing::CommandResult run =
+      RolloutIn(dir.path(), OneStep("rs", {"algorithm.rollout_correction.rollout_rs=token"}));
+  EXPECT_EQ(run.exit_code, 2);
+  EXPECT_THAT(run.output, HasSubstr("rejection sampling of outlier tokens or responses is not implemented"));
+}
+
+}  // namespace
+}  // namespace rollout
