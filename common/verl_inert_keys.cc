@@ -156,10 +156,6 @@ const std::vector<VerlInertKey>& Table() {
       {"custom_reward_function.name", {}, "the function in custom_reward_function.path"},
       // Data and the trainer.
       {"algorithm.rollout_correction.rollout_is_batch_normalize", {"false"}, "normalising the importance weights to mean 1 is not implemented"},
-      {"algorithm.rollout_correction.rollout_rs", {"null"}, "rejection sampling of outlier tokens or responses is not implemented; rollout_is truncates their weights"},
-      {"algorithm.rollout_correction.rollout_rs_threshold", {"null"}, "a setting of rejection sampling (rollout_correction.rollout_rs), which is not implemented"},
-      {"algorithm.rollout_correction.rollout_rs_threshold_lower", {"null"}, "a setting of rejection sampling (rollout_correction.rollout_rs), which is not implemented"},
-      {"algorithm.rollout_correction.rollout_token_veto_threshold", {"null"}, "vetoing responses with a catastrophic token ratio is not implemented"},
       {"algorithm.rollout_correction.use_policy_gradient", {"false"}, "the policy-gradient loss without PPO's clipping is not implemented"},
       {"algorithm.use_pf_ppo", {"false"}, "PF-PPO's reweighting of the batch is not implemented"},
       {"algorithm.pf_ppo", {}, "settings of PF-PPO (algorithm.use_pf_ppo), which is not implemented"},

@@ -2,7 +2,9 @@
 
 #include <ATen/ATen.h>
 
+#include <tuple>
 #include <unordered_map>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "algorithms/kl.h"
@@ -118,34 +120,92 @@ absl::StatusOr<std::map<std::string, double>> DataMetrics(const Batch& batch) {
         valid_returns.numel() < 2 ? 0 : (1.0 - errors.var() / (valid_returns.var() + 1e-5)).item<double>();
   }
   const int64_t prompt_width = prompts.size(1);
-  AddLengthStats("response_length", mask.to(at::kLong).sum(1), mask.size(1), &metrics);
+  // From the attention mask, as verl: rejection sampling (ApplyRolloutCorrection) may
+  // have taken tokens out of the response mask.
+  const at::Tensor response_attention = attention_mask.narrow(1, prompt_width, mask.size(1));
+  AddLengthStats("response_length", response_attention.to(at::kLong).sum(1), mask.size(1), &metrics);
   AddLengthStats("prompt_length", attention_mask.narrow(1, 0, prompt_width).to(at::kLong).sum(1),
                  prompt_width, &metrics);
   return metrics;
 }
 
-absl::Status AddRolloutIsWeights(const config::RolloutCorrectionConfig& correction, Batch* batch,
-                                 std::map<std::string, double>* metrics) {
-  if (correction.rollout_is().empty()) return absl::OkStatus();
-  ASSIGN_OR_RETURN(const at::Tensor old_log_probs, batch->Tensor("old_log_probs"));
-  ASSIGN_OR_RETURN(const at::Tensor rollout_log_probs, batch->Tensor("rollout_log_probs"));
+bool CorrectsForRolloutLogProbs(const config::RolloutCorrectionConfig& correction) {
+  return !correction.rollout_is().empty() || !correction.rollout_rs().empty() ||
+         correction.rollout_token_veto_threshold() > 0;
+}
+
+namespace {
+
+// rollout_rs's bounds: rollout_rs_threshold or else rollout_is_threshold, and
+// rollout_rs_threshold_lower or else 1 / upper.
+std::pair<double, double> RejectionBounds(const config::RolloutCorrectionConfig& correction) {
+  const double upper = correction.rollout_rs_threshold() > 0 ? correction.rollout_rs_threshold()
+                                                             : correction.rollout_is_threshold();
+  const double lower = correction.rollout_rs_threshold_lower() > 0 ? correction.rollout_rs_threshold_lower() : 1.0 / upper;
+  return {lower, upper};
+}
+
+}  // namespace
+
+absl::Status CheckRolloutCorrection(const config::RolloutCorrectionConfig& correction) {
+  if (CorrectsForRolloutLogProbs(correction) && correction.bypass_mode()) {
+    return absl::InvalidArgumentError(
+        "algorithm.rollout_correction.rollout_is / rollout_rs / rollout_token_veto_threshold with bypass_mode: "
+        "the rollout's log-probs already anchor the ratio, so every ratio would be 1; set bypass_mode=false to "
+        "correct the old log-probs' ratio to the rollout's, or unset them");
+  }
+  const auto [lower, upper] = RejectionBounds(correction);
+  if (!correction.rollout_rs().empty() && !(lower < upper)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "algorithm.rollout_correction: rejection sampling keeps ratios in [rollout_rs_threshold_lower, "
+        "rollout_rs_threshold] = [", lower, ", ", upper, "], which is empty (the lower bound defaults to 1 / the "
+        "upper, the upper to rollout_is_threshold)"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ApplyRolloutCorrection(const config::RolloutCorrectionConfig& correction, Batch* batch,
+                                    std::map<std::string, double>* metrics) {
+  if (!CorrectsForRolloutLogProbs(correction)) return absl::OkStatus();
+  ASSIGN_OR_RETURN(at::Tensor old_log_probs, batch->Tensor("old_log_probs"));
+  ASSIGN_OR_RETURN(at::Tensor rollout_log_probs, batch->Tensor("rollout_log_probs"));
   ASSIGN_OR_RETURN(const at::Tensor response_mask, batch->Tensor("response_mask"));
-  algorithms::RolloutIsOptions options;
-  options.level = correction.rollout_is();
-  options.threshold = correction.rollout_is_threshold();
   // Masked positions carry no log-prob (old_log_probs may be NaN there); only the
   // response tokens count.
   const at::Tensor counted = response_mask.to(at::kBool);
-  ASSIGN_OR_RETURN(const algorithms::RolloutIsWeights is,
-                   algorithms::ComputeRolloutIsWeights(old_log_probs.masked_fill(~counted, 0),
-                                                       rollout_log_probs.masked_fill(~counted, 0), response_mask,
-                                                       options));
-  const std::pair<const char*, const at::Tensor*> named[] = {
-      {"rollout_corr/rollout_is_mean", &is.mean},  {"rollout_corr/rollout_is_max", &is.max},
-      {"rollout_corr/rollout_is_min", &is.min},    {"rollout_corr/rollout_is_ratio_fraction_high", &is.fraction_high},
-      {"rollout_corr/kl", &is.kl},                 {"rollout_corr/k3_kl", &is.k3_kl}};
-  for (const auto& [name, value] : named) (*metrics)[name] = value->item<double>();
-  return batch->AddTensor("rollout_is_weights", is.weights);
+  old_log_probs = old_log_probs.masked_fill(~counted, 0);
+  rollout_log_probs = rollout_log_probs.masked_fill(~counted, 0);
+  std::vector<std::pair<const char*, at::Tensor>> named;
+  if (!correction.rollout_is().empty()) {
+    algorithms::RolloutIsOptions options;
+    options.level = correction.rollout_is();
+    options.threshold = correction.rollout_is_threshold();
+    ASSIGN_OR_RETURN(const algorithms::RolloutIsWeights is, algorithms::ComputeRolloutIsWeights(
+                                                                old_log_probs, rollout_log_probs, response_mask, options));
+    named.insert(named.end(), {{"rollout_corr/rollout_is_mean", is.mean},
+                               {"rollout_corr/rollout_is_max", is.max},
+                               {"rollout_corr/rollout_is_min", is.min},
+                               {"rollout_corr/rollout_is_ratio_fraction_high", is.fraction_high},
+                               {"rollout_corr/kl", is.kl},
+                               {"rollout_corr/k3_kl", is.k3_kl}});
+    RETURN_IF_ERROR(batch->AddTensor("rollout_is_weights", is.weights));
+  }
+  if (!correction.rollout_rs().empty() || correction.rollout_token_veto_threshold() > 0) {
+    algorithms::RolloutRejectionOptions options;
+    options.level = correction.rollout_rs();
+    std::tie(options.lower, options.upper) = RejectionBounds(correction);
+    options.veto_threshold = correction.rollout_token_veto_threshold();
+    ASSIGN_OR_RETURN(const algorithms::RolloutRejection rejection,
+                     algorithms::ComputeRolloutRejection(old_log_probs, rollout_log_probs, response_mask, options));
+    named.insert(named.end(), {{"rollout_corr/rollout_rs_masked_fraction", rejection.masked_fraction},
+                               {"rollout_corr/rollout_rs_seq_masked_fraction", rejection.seq_masked_fraction},
+                               {"rollout_corr/rollout_is_veto_fraction", rejection.veto_fraction},
+                               {"rollout_corr/rollout_is_catastrophic_token_fraction",
+                                rejection.catastrophic_token_fraction}});
+    RETURN_IF_ERROR(batch->AddTensor("response_mask", rejection.keep.to(response_mask.scalar_type())));
+  }
+  for (const auto& [name, value] : named) (*metrics)[name] = value.item<double>();
+  return absl::OkStatus();
 }
 
 }  // namespace rollout::controller

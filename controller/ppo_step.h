@@ -42,14 +42,26 @@ struct AdvantageStep {
 absl::StatusOr<std::map<std::string, double>> ComputeAdvantageColumns(const AdvantageStep& step,
                                                                       Batch* batch);
 
-// algorithm.rollout_correction.rollout_is: adds rollout_is_weights [N, R] float32
-// (algorithms/rollout_correction.h, from old_log_probs to rollout_log_probs over
-// response_mask) to `batch` for the actor's update, and their metrics as
-// rollout_corr/{rollout_is_mean, rollout_is_max, rollout_is_min,
-// rollout_is_ratio_fraction_high, kl, k3_kl}. Nothing when rollout_is is unset. The
-// old log-probs must be every row's (none left NaN for the update to fill).
-absl::Status AddRolloutIsWeights(const config::RolloutCorrectionConfig& correction, Batch* batch,
-                                 std::map<std::string, double>* metrics);
+// Whether algorithm.rollout_correction weighs or rejects by the rollout's log-probs
+// (rollout_is, rollout_rs or the veto): the step then needs every row's old log-probs
+// before the update.
+bool CorrectsForRolloutLogProbs(const config::RolloutCorrectionConfig& correction);
+
+// InvalidArgument naming the keys when algorithm.rollout_correction asks for a
+// correction with bypass_mode (every ratio would be 1), or rollout_rs's bounds are not
+// 0 < lower < upper once defaulted.
+absl::Status CheckRolloutCorrection(const config::RolloutCorrectionConfig& correction);
+
+// algorithm.rollout_correction (algorithms/rollout_correction.h, from old_log_probs to
+// rollout_log_probs): with rollout_is adds rollout_is_weights [N, R] float32 to `batch`
+// for the actor's update, with rollout_rs or the veto replaces response_mask by the
+// tokens kept, and adds the metrics as rollout_corr/{rollout_is_mean, rollout_is_max,
+// rollout_is_min, rollout_is_ratio_fraction_high, kl, k3_kl} and
+// rollout_corr/{rollout_rs_masked_fraction, rollout_rs_seq_masked_fraction,
+// rollout_is_veto_fraction, rollout_is_catastrophic_token_fraction}. Nothing unless
+// CorrectsForRolloutLogProbs. Every row's old log-probs must be there (none NaN).
+absl::Status ApplyRolloutCorrection(const config::RolloutCorrectionConfig& correction, Batch* batch,
+                                    std::map<std::string, double>* metrics);
 
 // verl's compute_data_metrics: critic/score/{mean,max,min}, critic/rewards/...,
 // critic/advantages/..., critic/returns/... (and with values critic/values/... and

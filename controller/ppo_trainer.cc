@@ -49,13 +49,7 @@ absl::Status CheckWorkers(const PpoTrainerSetup& setup) {
         "algorithm.filter_groups with algorithm.use_kl_in_reward: the KL penalty needs the log-probs of rows "
         "the filter has not chosen yet; use the KL loss (actor.use_kl_loss) or turn one off");
   }
-  const config::RolloutCorrectionConfig& correction = recipe.algorithm().rollout_correction();
-  if (!correction.rollout_is().empty() && correction.bypass_mode()) {
-    return absl::InvalidArgumentError(
-        "algorithm.rollout_correction.rollout_is with bypass_mode: the rollout's log-probs already anchor the "
-        "ratio, so the importance weights would all be 1; set bypass_mode=false to weight the old log-probs' "
-        "ratio to the rollout's, or unset rollout_is");
-  }
+  RETURN_IF_ERROR(CheckRolloutCorrection(recipe.algorithm().rollout_correction()));
   const std::string& estimator = recipe.algorithm().adv_estimator();
   if (estimator == "gae" && setup.critic == nullptr) {
     return absl::InvalidArgumentError(
@@ -247,7 +241,7 @@ absl::Status PpoTrainer::PrepareUpdates(Batch* batch, std::map<std::string, doub
       if (entropy.has_value()) (*metrics)["actor/entropy"] = *entropy;
       return absl::OkStatus();
     }));
-    RETURN_IF_ERROR(AddRolloutIsWeights(recipe.algorithm().rollout_correction(), batch, metrics));
+    RETURN_IF_ERROR(ApplyRolloutCorrection(recipe.algorithm().rollout_correction(), batch, metrics));
   }
   if (recipe.actor().use_kl_loss() || recipe.algorithm().use_kl_in_reward()) {
     RETURN_IF_ERROR(Timed("ref", metrics, [&] { return ComputeRefLogProbs(*setup_.ref, batch); }));

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/batch_metrics.h"
 #include "common/status_macros.h"
+#include "controller/ppo_step.h"
 
 namespace rollout::controller {
 namespace {
@@ -53,7 +54,7 @@ const std::vector<std::string>& SequenceColumns() {
 int64_t OnPolicyRowsPerRank(const config::Recipe& recipe, int world) {
   const config::RolloutCorrectionConfig& correction = recipe.algorithm().rollout_correction();
   if (recipe.actor().ppo_epochs() != 1 || recipe.algorithm().use_kl_in_reward() || correction.bypass_mode() ||
-      !correction.rollout_is().empty() || world < 1) {
+      CorrectsForRolloutLogProbs(correction) || world < 1) {
     return 0;
   }
   return int64_t{recipe.actor().ppo_mini_batch_size()} * recipe.rollout().n() / world;

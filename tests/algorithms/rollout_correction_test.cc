@@ -105,5 +105,66 @@ TEST(RolloutIsWeights, BadOptionsAndInputsAreInvalidArgument) {
   EXPECT_FALSE(ComputeRolloutIsWeights(c.old_log_prob, at::zeros({2, 4}, at::kDouble), c.mask, Options("token", 2)).ok());
 }
 
+RolloutRejectionOptions Rejection(const char* level, double upper, double lower, double veto = 0) {
+  RolloutRejectionOptions options;
+  options.level = level;
+  options.upper = upper;
+  options.lower = lower;
+  options.veto_threshold = veto;
+  return options;
+}
+
+TEST(RolloutRejection, TokenLevelDropsTokensOutsideTheBounds) {
+  const Case c;
+  const RolloutRejection r =
+      ComputeRolloutRejection(c.old_log_prob, c.rollout_log_prob, c.mask, Rejection("token", 2, 0.5)).value();
+  // Ratios row 0: 1.65, 0.37 (out), 1; row 1: 1, 2.72 (out), masked.
+  EXPECT_THAT(Values(r.keep), ::testing::ElementsAre(1, 0, 1, 1, 0, 0));
+  EXPECT_NEAR(r.masked_fraction.item<double>(), 0.4, 1e-7);
+  EXPECT_NEAR(r.seq_masked_fraction.item<double>(), 1.0, 1e-7);
+  EXPECT_EQ(r.veto_fraction.item<double>(), 0);
+  EXPECT_EQ(r.catastrophic_token_fraction.item<double>(), 0);
+}
+
+TEST(RolloutRejection, SequenceAndGeometricLevelsDropWholeResponses) {
+  const Case c;
+  // Products: row 0 e^-0.5 = 0.61 (in), row 1 e^1 = 2.72 (out).
+  const RolloutRejection sequence =
+      ComputeRolloutRejection(c.old_log_prob, c.rollout_log_prob, c.mask, Rejection("sequence", 2, 0.5)).value();
+  EXPECT_THAT(Values(sequence.keep), ::testing::ElementsAre(1, 1, 1, 0, 0, 0));
+  EXPECT_NEAR(sequence.masked_fraction.item<double>(), 0.4, 1e-7);
+  EXPECT_NEAR(sequence.seq_masked_fraction.item<double>(), 0.5, 1e-7);
+  // Geometric means: row 0 e^(-0.5 / 3) = 0.85 (in [1 / 1.2, 1.2]), row 1 e^(1 / 2) = 1.65 (out).
+  const RolloutRejection geometric = ComputeRolloutRejection(c.old_log_prob, c.rollout_log_prob, c.mask,
+                                                             Rejection("geometric", 1.2, 1 / 1.2)).value();
+  EXPECT_THAT(Values(geometric.keep), ::testing::ElementsAre(1, 1, 1, 0, 0, 0));
+  // At [1 / 1.1, 1.1] row 0's 0.85 is out too.
+  const RolloutRejection tighter = ComputeRolloutRejection(c.old_log_prob, c.rollout_log_prob, c.mask,
+                                                           Rejection("geometric", 1.1, 1 / 1.1)).value();
+  EXPECT_THAT(Values(tighter.keep), ::testing::ElementsAre(0, 0, 0, 0, 0, 0));
+}
+
+TEST(RolloutRejection, TheVetoDropsEveryResponseWithACatastrophicToken) {
+  const Case c;
+  // Row 0 holds a token of ratio e^-1 = 0.37 < 0.5; row 1 none.
+  const RolloutRejection r =
+      ComputeRolloutRejection(c.old_log_prob, c.rollout_log_prob, c.mask, Rejection("", 2, 0.5, 0.5)).value();
+  EXPECT_THAT(Values(r.keep), ::testing::ElementsAre(0, 0, 0, 1, 1, 0));
+  EXPECT_NEAR(r.veto_fraction.item<double>(), 0.5, 1e-7);
+  EXPECT_NEAR(r.catastrophic_token_fraction.item<double>(), 0.2, 1e-7);
+  EXPECT_EQ(r.masked_fraction.item<double>(), 0);  // no level: nothing rejected by ratio bounds
+}
+
+TEST(RolloutRejection, BadOptionsAreInvalidArgument) {
+  const Case c;
+  EXPECT_EQ(ComputeRolloutRejection(c.old_log_prob, c.rollout_log_prob, c.mask, Rejection("geo", 2, 0.5)).status().message(),
+            "rollout_rs: unknown level \"geo\"; valid levels are token, sequence, geometric");
+  EXPECT_EQ(ComputeRolloutRejection(c.old_log_prob, c.rollout_log_prob, c.mask, Rejection("token", 2, 2)).status().message(),
+            "rollout_rs thresholds: need 0 < lower < upper; got lower 2 and upper 2");
+  EXPECT_FALSE(ComputeRolloutRejection(c.old_log_prob, c.rollout_log_prob, c.mask, Rejection("", 2, 0.5, -1)).ok());
+  // Without a level the bounds are not used.
+  EXPECT_TRUE(ComputeRolloutRejection(c.old_log_prob, c.rollout_log_prob, c.mask, Rejection("", 2, 2, 0.1)).ok());
+}
+
 }  // namespace
 }  // namespace rollout::algorithms

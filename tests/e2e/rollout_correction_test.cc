@@ -1,5 +1,5 @@
-// algorithm.rollout_correction.rollout_is end to end on the CPU through real worker
-// processes: grpo_arith on LetterRows (the example plug-in's scores vary, so the
+// algorithm.rollout_correction (importance weights, rejection sampling, the veto) end
+// to end on the CPU through real worker processes: grpo_arith on LetterRows (the example plug-in's scores vary, so the
 // policy-gradient loss is not 0) with the tiny Qwen2 fixture in float32, where the
 // rollout's log-probs and the actor's agree to rounding, so every ratio is ~1.
 #include <gmock/gmock.h>
@@ -33,15 +33,20 @@ std::vector<std::string> OneStep(const std::string& name, std::vector<std::strin
   return args;
 }
 
+// The metrics of OneStep(name, overrides) run in `dir` (null when it failed).
+nlohmann::json TrainedStep(const testing::TempDir& dir, const std::string& name, std::vector<std::string> overrides) {
+  const testing::CommandResult run = RolloutIn(dir.path(), OneStep(name, std::move(overrides)));
+  EXPECT_EQ(run.exit_code, 0) << run.output;
+  const auto steps = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/" + name + "/metrics.jsonl"));
+  EXPECT_EQ(steps.size(), 1u);
+  return steps.empty() ? nlohmann::json() : steps[0];
+}
+
 TEST(RolloutCorrection, TokenWeightsTruncatedAtTheThresholdScaleThePolicyGradient) {
   testing::TempDir dir("rollout_correction");
   dir.Write("data/letters.jsonl", testing::LetterRows());
   auto train = [&](const std::string& name, std::vector<std::string> overrides) {
-    const testing::CommandResult run = RolloutIn(dir.path(), OneStep(name, std::move(overrides)));
-    EXPECT_EQ(run.exit_code, 0) << run.output;
-    const auto steps = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/" + name + "/metrics.jsonl"));
-    EXPECT_EQ(steps.size(), 1u);
-    return steps.empty() ? nlohmann::json() : steps[0];
+    return TrainedStep(dir, name, std::move(overrides));
   };
   const nlohmann::json plain = train("plain", {});
   // A threshold below every ratio (~1) truncates every weight to it: the policy
@@ -71,6 +76,36 @@ TEST(RolloutCorrection, TokenWeightsTruncatedAtTheThresholdScaleThePolicyGradien
   EXPECT_NEAR(sequence["actor/grad_norm"].get<double>(), plain_norm, 1e-4 * plain_norm);
 }
 
+TEST(RolloutCorrection, RejectedTokensLeaveTheLossAndTheVetoDropsWholeResponses) {
+  testing::TempDir dir("rollout_rejection");
+  dir.Write("data/letters.jsonl", testing::LetterRows());
+  auto train = [&](const std::string& name, std::vector<std::string> overrides) {
+    return TrainedStep(dir, name, std::move(overrides));
+  };
+  const double plain_norm = train("plain", {})["actor/grad_norm"].get<double>();
+  ASSERT_GT(plain_norm, 1e-2);
+  // verl's geometric preset bounds, [0.999, 1.001]: ratios ~1 all pass.
+  const nlohmann::json kept = train("kept", {"algorithm.rollout_correction.rollout_rs=geometric",
+                                             "algorithm.rollout_correction.rollout_rs_threshold=1.001",
+                                             "algorithm.rollout_correction.rollout_rs_threshold_lower=0.999"});
+  EXPECT_EQ(kept["rollout_corr/rollout_rs_masked_fraction"], 0.0);
+  EXPECT_NEAR(kept["actor/grad_norm"].get<double>(), plain_norm, 1e-4 * plain_norm);
+  // Bounds that every ratio (~1) misses reject every token: no gradient, the response
+  // lengths (from the attention mask) unchanged.
+  const nlohmann::json rejected = train("rejected", {"algorithm.rollout_correction.rollout_rs=token",
+                                                     "algorithm.rollout_correction.rollout_rs_threshold=0.9",
+                                                     "algorithm.rollout_correction.rollout_rs_threshold_lower=0.5"});
+  EXPECT_NEAR(rejected["rollout_corr/rollout_rs_masked_fraction"].get<double>(), 1.0, 1e-6);
+  EXPECT_NEAR(rejected["rollout_corr/rollout_rs_seq_masked_fraction"].get<double>(), 1.0, 1e-6);
+  EXPECT_EQ(rejected["actor/grad_norm"], 0.0);
+  EXPECT_EQ(rejected["response_length/mean"], 8.0);
+  // A veto above every ratio vetoes every response.
+  const nlohmann::json vetoed = train("vetoed", {"algorithm.rollout_correction.rollout_token_veto_threshold=1.5"});
+  EXPECT_NEAR(vetoed["rollout_corr/rollout_is_veto_fraction"].get<double>(), 1.0, 1e-6);
+  EXPECT_NEAR(vetoed["rollout_corr/rollout_is_catastrophic_token_fraction"].get<double>(), 1.0, 1e-6);
+  EXPECT_EQ(vetoed["actor/grad_norm"], 0.0);
+}
+
 TEST(RolloutCorrection, WithBypassModeItIsAClearError) {
   testing::TempDir dir("rollout_correction_bypass");
   dir.Write("data/letters.jsonl", testing::LetterRows());
@@ -78,17 +113,26 @@ TEST(RolloutCorrection, WithBypassModeItIsAClearError) {
       RolloutIn(dir.path(), OneStep("bypass", {"algorithm.rollout_correction.rollout_is=token",
                                                "algorithm.rollout_correction.bypass_mode=true"}));
   EXPECT_NE(run.exit_code, 0);
-  EXPECT_THAT(run.output, HasSubstr("algorithm.rollout_correction.rollout_is with bypass_mode: the rollout's "
-                                    "log-probs already anchor the ratio"));
+  EXPECT_THAT(run.output, HasSubstr("with bypass_mode: the rollout's log-probs already anchor the ratio"));
+}
+
+TEST(RolloutCorrection, EmptyRejectionBoundsAreAClearError) {
+  testing::TempDir dir("rollout_correction_bounds");
+  dir.Write("data/letters.jsonl", testing::LetterRows());
+  const testing::CommandResult run = RolloutIn(dir.path(), OneStep("bounds", {"algorithm.rollout_correction.rollout_rs=token",
+                                                                              "algorithm.rollout_correction.rollout_rs_threshold=0.8"}));
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_THAT(run.output, HasSubstr("rejection sampling keeps ratios in [rollout_rs_threshold_lower, "
+                                    "rollout_rs_threshold] = [1.25, 0.8], which is empty"));
 }
 
 TEST(RolloutCorrection, VerlsCorrectionsThatAreNotHereAreErrorsSayingSo) {
-  testing::TempDir dir("rollout_correction_rs");
+  testing::TempDir dir("rollout_correction_pg");
   dir.Write("data/letters.jsonl", testing::LetterRows());
   const testing::CommandResult run =
-      RolloutIn(dir.path(), OneStep("rs", {"algorithm.rollout_correction.rollout_rs=token"}));
+      RolloutIn(dir.path(), OneStep("pg", {"algorithm.rollout_correction.use_policy_gradient=true"}));
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_THAT(run.output, HasSubstr("rejection sampling of outlier tokens or responses is not implemented"));
+  EXPECT_THAT(run.output, HasSubstr("the policy-gradient loss without PPO's clipping is not implemented"));
 }
 
 }  // namespace
