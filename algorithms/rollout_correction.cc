@@ -65,6 +65,7 @@ absl::StatusOr<RolloutIsWeights> ComputeRolloutIsWeights(const at::Tensor& old_l
     metric_mask = (mask.sum(-1, /*keepdim=*/true) > 0).to(at::kDouble);
   }
   weights = ratios.clamp_max(options.threshold);
+  if (options.batch_normalize) weights = weights / MaskedMean(weights, metric_mask);
   result.weights = (weights.expand_as(mask) * mask).to(at::kFloat);
   result.mean = MaskedMean(weights, metric_mask);
   const at::Tensor counted = metric_mask > 0;

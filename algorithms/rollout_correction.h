@@ -9,6 +9,8 @@
 //   token:    w_t = min(exp(clamp(old_t - rollout_t, -20, 20)), threshold)
 //   sequence: w_b = min(exp(clamp(sum_t (old_t - rollout_t), -20, 20)), threshold),
 //             the same for every token of row b
+// optionally divided by their mean over the batch (the masked tokens', or the rows'
+// with a masked token), so that they average 1
 // where old is the log-prob the ratio anchors to and rollout the engine's; the weights
 // carry no gradient and are 0 where the response mask is.
 //
@@ -36,13 +38,14 @@ namespace rollout::algorithms {
 struct RolloutIsOptions {
   std::string level;       // "token" or "sequence"
   double threshold = 2.0;  // the weights' upper bound (rollout_is_threshold), > 0
+  bool batch_normalize = false;  // rollout_is_batch_normalize: divide by the weights' mean
 };
 
 struct RolloutIsWeights {
   at::Tensor weights;  // [B, T] float32, detached
   // Metrics, 0-dim float64 on the inputs' device (verl's rollout_corr/ names), over the
   // masked tokens (token level) or the rows with a masked token (sequence level):
-  at::Tensor mean;            // rollout_is_mean: of the weights as applied (truncated)
+  at::Tensor mean;            // rollout_is_mean: of the weights as applied (truncated, normalised)
   at::Tensor max;             // rollout_is_max: of the ratios before truncation
   at::Tensor min;             // rollout_is_min
   at::Tensor fraction_high;   // rollout_is_ratio_fraction_high: ratios above threshold

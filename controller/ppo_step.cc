@@ -180,6 +180,7 @@ absl::Status ApplyRolloutCorrection(const config::RolloutCorrectionConfig& corre
     algorithms::RolloutIsOptions options;
     options.level = correction.rollout_is();
     options.threshold = correction.rollout_is_threshold();
+    options.batch_normalize = correction.rollout_is_batch_normalize();
     ASSIGN_OR_RETURN(const algorithms::RolloutIsWeights is, algorithms::ComputeRolloutIsWeights(
                                                                 old_log_probs, rollout_log_probs, response_mask, options));
     named.insert(named.end(), {{"rollout_corr/rollout_is_mean", is.mean},

@@ -64,6 +64,27 @@ TEST(RolloutIsWeights, SequenceLevelIsTheProductOverTheResponseForEveryToken) {
   EXPECT_NEAR(is.fraction_high.item<double>(), 0.5, 1e-7);
 }
 
+TEST(RolloutIsWeights, BatchNormalisedWeightsAverageOne) {
+  const Case c;
+  RolloutIsOptions options = Options("token", 1.5);
+  options.batch_normalize = true;
+  const RolloutIsWeights is = ComputeRolloutIsWeights(c.old_log_prob, c.rollout_log_prob, c.mask, options).value();
+  const double mean = (1.5 + std::exp(-1.0) + 1 + 1 + 1.5) / 5;  // of the truncated weights
+  EXPECT_THAT(Values(is.weights),
+              ::testing::Pointwise(::testing::FloatNear(1e-5),
+                                   std::vector<float>{static_cast<float>(1.5 / mean), static_cast<float>(std::exp(-1.0) / mean),
+                                                      static_cast<float>(1 / mean), static_cast<float>(1 / mean),
+                                                      static_cast<float>(1.5 / mean), 0}));
+  EXPECT_NEAR(is.mean.item<double>(), 1.0, 1e-7);
+  // At sequence level the rows' weights average 1: e^-0.5 and 2 (row 1 truncated).
+  options = Options("sequence", 2.0);
+  options.batch_normalize = true;
+  const RolloutIsWeights sequence = ComputeRolloutIsWeights(c.old_log_prob, c.rollout_log_prob, c.mask, options).value();
+  const double row_mean = (std::exp(-0.5) + 2) / 2;
+  EXPECT_NEAR(Values(sequence.weights)[0], std::exp(-0.5) / row_mean, 1e-5);
+  EXPECT_NEAR(Values(sequence.weights)[3], 2 / row_mean, 1e-5);
+}
+
 TEST(RolloutIsWeights, ResponsesWithoutTokensAreLeftOutOfTheMetrics) {
   const at::Tensor old = Doubles({0.5, 0.5, 3, 3}, {2, 2});
   const at::Tensor rollout = at::zeros({2, 2}, at::kDouble);

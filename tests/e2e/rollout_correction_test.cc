@@ -70,6 +70,13 @@ TEST(RolloutCorrection, TokenWeightsTruncatedAtTheThresholdScaleThePolicyGradien
   // (The weights need every row's old log-probs: with one mini-batch the plain run
   // leaves them to the update, and a NaN row would have failed this one.)
 
+  // Normalised to average 1, the same weights of 0.5 become 1: the plain gradient.
+  const nlohmann::json normalised = train("normalised", {"algorithm.rollout_correction.rollout_is=token",
+                                                         "algorithm.rollout_correction.rollout_is_threshold=0.5",
+                                                         "algorithm.rollout_correction.rollout_is_batch_normalize=true"});
+  EXPECT_NEAR(normalised["rollout_corr/rollout_is_mean"].get<double>(), 1.0, 1e-6);
+  EXPECT_NEAR(normalised["actor/grad_norm"].get<double>(), plain_norm, 1e-4 * plain_norm);
+
   // Sequence level at the default threshold 2: the products of ~1 ratios are ~1.
   const nlohmann::json sequence = train("sequence", {"algorithm.rollout_correction.rollout_is=sequence"});
   EXPECT_NEAR(sequence["rollout_corr/rollout_is_mean"].get<double>(), 1.0, 1e-4);
