@@ -308,7 +308,7 @@ int Group(const models::CausalLM& model, const Options& o) {
 int Main(const std::vector<std::string>& args) {
   Options o;
   FlagSet flags("decode_bench [flags]", "Rollout engine decode throughput and group sharing.");
-  flags.AddString("preset", &o.preset, "qwen2.5-0.5b or tiny");
+  flags.AddString("preset", &o.preset, "qwen2.5-0.5b, qwen3-0.6b or tiny");
   flags.AddString("device", &o.device, "cpu or cuda:N");
   flags.AddString("dtype", &o.dtype, "bfloat16 or float32");
   flags.AddString("batches", &o.batches, "comma-separated batch sizes (empty: skip)");

@@ -97,7 +97,7 @@ double Seconds(const std::function<void()>& body, const c10::Device& device) {
 int Main(const std::vector<std::string>& args) {
   Options o;
   FlagSet flags("score_bench [flags]", "The actor's scoring passes with and without shared prompts.");
-  flags.AddString("preset", &o.preset, "qwen2.5-0.5b or tiny");
+  flags.AddString("preset", &o.preset, "qwen2.5-0.5b, qwen3-0.6b or tiny");
   flags.AddString("device", &o.device, "cpu or cuda:N");
   flags.AddInt("prompts", &o.prompts, "prompts in the batch");
   flags.AddInt("n", &o.n, "responses per prompt");

@@ -96,7 +96,7 @@ int Main(const std::vector<std::string>& args) {
   bool breakdown = false;
   std::string trace;
   FlagSet flags("train_step_bench [flags]", "Tokens/s, MFU and peak memory of a training step.");
-  flags.AddString("preset", &preset, "qwen2.5-0.5b or tiny");
+  flags.AddString("preset", &preset, "qwen2.5-0.5b, qwen3-0.6b or tiny");
   flags.AddString("device", &device_name, "cpu or cuda:N");
   flags.AddString("dtype", &dtype_name, "bfloat16 or float32");
   flags.AddInt("batch", &batch, "sequences per step");

@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/ascii.h"
@@ -123,7 +124,10 @@ absl::Status RecipeBuilder::ApplyOverride(const std::string& text) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": expected key=value, e.g. actor.optim.lr=1e-5"));
   }
-  const std::string key(absl::StripAsciiWhitespace(text.substr(0, equals)));
+  std::string key(absl::StripAsciiWhitespace(text.substr(0, equals)));
+  // Hydra's `+key=v` (add a key) and `++key=v` (add or set): every key of the schema
+  // exists here, so both set it. Hydra's `~key` (delete) is `key=null` here.
+  key.erase(0, std::min<size_t>(key.find_first_not_of('+'), 2));
   const std::vector<std::string> segments = absl::StrSplit(key, '.');
   for (const std::string& segment : segments) {
     if (segment.empty()) {

@@ -5,7 +5,9 @@
 //      that names it; bases may extend further bases; a cycle is an error),
 //   2. the recipe file itself,
 //   3. command-line overrides `a.b.c=value` (value parsed as YAML: `3`, `1e-5`,
-//      `true`, `[a, b]`; `null`, `~` or nothing resets the key to its default).
+//      `true`, `[a, b]`; `null`, `~` or nothing resets the key to its default);
+//      Hydra's `+a.b.c=value` and `++a.b.c=value`, which verl's commands use to add
+//      keys its config lacks, set the key the same way.
 // Messages and map entries (`resource_pools.gpu.nodes`) merge key by key; lists are
 // replaced whole, a single scalar being a list of one. Then `${a.b.c}` references
 // inside string values are replaced by the referenced key's resolved value, defaults

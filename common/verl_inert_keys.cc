@@ -167,7 +167,6 @@ const std::vector<VerlInertKey>& Table() {
       {"data.sampler.class_name", {}, "the class in data.sampler.class_path"},
       {"data.datagen.path", {"null"}, "a Python dataset generator cannot be loaded; prompts are JSON lines"},
       {"data.datagen.name", {}, "the generator in data.datagen.path"},
-      {"data.apply_chat_template_kwargs", {"null", "{}"}, "extra arguments of transformers' apply_chat_template; the chat template here takes none"},
       {"data.tokenizer", {"null"}, "the tokenizer is the model's (actor.model.tokenizer_path)"},
       {"data.use_shm", {}, "copying the data files through /dev/shm before reading them"},
       {"data.dataloader_num_workers", {}, "PyTorch DataLoader processes; the controller here reads JSON lines itself"},

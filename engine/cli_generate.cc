@@ -40,6 +40,7 @@ struct GenerateFlags {
   int64_t max_num_batched_tokens = 8192;
   bool enable_prefix_caching = false;
   bool no_group_sharing = false;
+  bool enable_thinking = true;
 };
 
 FlagSet MakeFlags(GenerateFlags* f) {
@@ -73,6 +74,8 @@ FlagSet MakeFlags(GenerateFlags* f) {
                 "reuse KV blocks of identical prompt prefixes across prompts");
   flags.AddBool("no_group_sharing", &f->no_group_sharing,
                 "prefill each of a prompt's n responses separately (for comparison)");
+  flags.AddBool("enable_thinking", &f->enable_thinking,
+                "false: Qwen3 chat prompts end in an empty think block (no reasoning)");
   return flags;
 }
 
@@ -152,7 +155,10 @@ absl::Status Generate(const GenerateFlags& f, std::ostream& out) {
   }
   load.dtype = dtype == "bfloat16" ? at::kBFloat16 : at::kFloat;
   ASSIGN_OR_RETURN(std::unique_ptr<models::CausalLM> model, models::CausalLM::Load(f.model, load));
-  ASSIGN_OR_RETURN(std::unique_ptr<models::Tokenizer> tokenizer, models::Tokenizer::Load(f.model));
+  models::TokenizerOptions tokenizer_options;
+  tokenizer_options.enable_thinking = f.enable_thinking;
+  ASSIGN_OR_RETURN(std::unique_ptr<models::Tokenizer> tokenizer,
+                   models::Tokenizer::Load(f.model, tokenizer_options));
 
   SamplingParams params;
   params.n = static_cast<int32_t>(f.n);

@@ -45,6 +45,10 @@ std::vector<std::pair<std::string, std::vector<int64_t>>> ExpectedShapes(
     shapes.push_back({p + "self_attn.k_proj.weight", {kv_out, c.hidden_size}});
     shapes.push_back({p + "self_attn.v_proj.weight", {kv_out, c.hidden_size}});
     shapes.push_back({p + "self_attn.o_proj.weight", {c.hidden_size, q_out}});
+    if (c.qk_norm) {
+      shapes.push_back({p + "self_attn.q_norm.weight", {c.head_dim}});
+      shapes.push_back({p + "self_attn.k_norm.weight", {c.head_dim}});
+    }
     if (c.attention_bias) {
       shapes.push_back({p + "self_attn.q_proj.bias", {q_out}});
       shapes.push_back({p + "self_attn.k_proj.bias", {kv_out}});
@@ -85,6 +89,10 @@ CausalLM::CausalLM(TransformerConfig config, const LoadOptions& options)
   for (DecoderLayer& layer : layers_) {
     layer.input_layernorm = at::empty({c.hidden_size}, t);
     layer.post_attention_layernorm = at::empty({c.hidden_size}, t);
+    if (c.qk_norm) {
+      layer.q_norm = at::empty({c.head_dim}, t);
+      layer.k_norm = at::empty({c.head_dim}, t);
+    }
     layer.qkv_weight = at::empty({q_out + 2 * kv_out, c.hidden_size}, t);
     layer.q_proj.weight() = layer.qkv_weight.narrow(0, 0, q_out);
     layer.k_proj.weight() = layer.qkv_weight.narrow(0, q_out, kv_out);
@@ -260,8 +268,13 @@ at::Tensor CausalLM::AttentionHeads(const DecoderLayer& layer, int64_t index,
   head_shape.push_back(config_.head_dim);
   const std::vector<at::Tensor> qkv = ProjectEach(
       {&layer.q_proj, &layer.k_proj, &layer.v_proj}, layer.qkv_weight, layer.qkv_bias, x);
-  const at::Tensor q = Rope::Apply(qkv[0].view(head_shape), cos, sin);
-  const at::Tensor k = Rope::Apply(qkv[1].view(head_shape), cos, sin);
+  at::Tensor q = qkv[0].view(head_shape), k = qkv[1].view(head_shape);
+  if (config_.qk_norm) {
+    q = RmsNorm(q, layer.q_norm);
+    k = RmsNorm(k, layer.k_norm);
+  }
+  q = Rope::Apply(q, cos, sin);
+  k = Rope::Apply(k, cos, sin);
   const at::Tensor v = qkv[2].view(head_shape);
   const double scale = 1.0 / std::sqrt(static_cast<double>(config_.head_dim));
   at::Tensor out;
@@ -423,8 +436,9 @@ at::Tensor CausalLM::StepAttentionHeads(const DecoderLayer& layer, int64_t index
                                 layer.qkv_bias)) {
     const int64_t q_heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads;
     const int64_t dim = config_.head_dim;
-    const at::Tensor qkv = ProjectGroup({&layer.q_proj, &layer.k_proj, &layer.v_proj},
-                                        layer.qkv_weight, layer.qkv_bias, x);  // [N, (Hq + 2 Hkv) D]
+    const at::Tensor qkv = NormQkHeads(
+        layer, ProjectGroup({&layer.q_proj, &layer.k_proj, &layer.v_proj}, layer.qkv_weight,
+                            layer.qkv_bias, x));  // [N, (Hq + 2 Hkv) D]
     const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
     at::Tensor out = cache.TryRotateAppendAndAttend(index, qkv, cos, sin, scale);  // [N, Hq, D]
     if (!out.defined()) {
@@ -437,6 +451,17 @@ at::Tensor CausalLM::StepAttentionHeads(const DecoderLayer& layer, int64_t index
   }
 #endif
   return AttentionHeads(layer, index, x, cos, sin, at::Tensor(), &cache);
+}
+
+at::Tensor CausalLM::NormQkHeads(const DecoderLayer& layer, const at::Tensor& qkv) const {
+  if (!config_.qk_norm) return qkv;
+  const int64_t q_heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads;
+  const at::Tensor heads = qkv.view({qkv.size(0), q_heads + 2 * kv_heads, config_.head_dim});
+  return at::cat({RmsNorm(heads.narrow(1, 0, q_heads), layer.q_norm),
+                  RmsNorm(heads.narrow(1, q_heads, kv_heads), layer.k_norm),
+                  heads.narrow(1, q_heads + kv_heads, kv_heads)},
+                 /*dim=*/1)
+      .view_as(qkv);
 }
 
 at::Tensor CausalLM::StepMlpActivation(const DecoderLayer& layer, const at::Tensor& x) const {
@@ -486,6 +511,10 @@ std::vector<std::pair<std::string, const at::Tensor*>> CausalLM::NamedParameters
     const std::string p = absl::StrCat("model.layers.", i, ".");
     out.emplace_back(p + "input_layernorm.weight", &layers_[i].input_layernorm);
     out.emplace_back(p + "post_attention_layernorm.weight", &layers_[i].post_attention_layernorm);
+    if (layers_[i].q_norm.defined()) {
+      out.emplace_back(p + "self_attn.q_norm.weight", &layers_[i].q_norm);
+      out.emplace_back(p + "self_attn.k_norm.weight", &layers_[i].k_norm);
+    }
   }
   for (const auto& [name, linear] : NamedLinears()) {
     out.emplace_back(name + ".weight", &linear->weight());

@@ -1,6 +1,8 @@
-// Decoder-only causal language model with the Qwen2 / Llama architecture, computing
-// what HF transformers' Qwen2ForCausalLM / LlamaForCausalLM compute:
-//   embed -> N x [RMSNorm -> GQA attention with RoPE (+ q/k/v bias for Qwen2) -> residual
+// Decoder-only causal language model with the Qwen2 / Qwen3 / Llama architecture,
+// computing what HF transformers' Qwen2ForCausalLM / Qwen3ForCausalLM / LlamaForCausalLM
+// compute:
+//   embed -> N x [RMSNorm -> GQA attention with RoPE (+ q/k/v bias for Qwen2, per-head
+//                 q/k RMSNorm before RoPE for Qwen3) -> residual
 //                 RMSNorm -> SwiGLU MLP -> residual] -> RMSNorm -> LM head (tied or not)
 //
 // Parameters are plain at::Tensors (float32 or bfloat16) on one device, named as in HF
@@ -49,6 +51,7 @@ namespace rollout::models {
 struct DecoderLayer {
   at::Tensor input_layernorm;           // [H]
   at::Tensor post_attention_layernorm;  // [H]
+  at::Tensor q_norm, k_norm;            // [D]; undefined without qk_norm (Qwen3)
   Linear q_proj, k_proj, v_proj, o_proj;
   Linear gate_proj, up_proj, down_proj;
   at::Tensor qkv_weight;      // [(Hq + 2 Hkv) D, H]
@@ -140,6 +143,9 @@ class CausalLM {
                             const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& mask,
                             KvCache* cache) const;
   at::Tensor MlpActivation(const DecoderLayer& layer, const at::Tensor& x) const;
+  // A fused q/k/v projection [N, (Hq + 2 Hkv) D] with each query and key head
+  // RMS-normalised (qk_norm), values as they are; `qkv` itself without qk_norm.
+  at::Tensor NormQkHeads(const DecoderLayer& layer, const at::Tensor& qkv) const;
   // The same for the inference step: with fused kernels and one GEMM per aliased group
   // (DecoderLayer) on CUDA while autograd is off, else as above.
   at::Tensor StepAttentionHeads(const DecoderLayer& layer, int64_t index, const at::Tensor& x,

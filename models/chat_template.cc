@@ -1,6 +1,8 @@
 #include "models/chat_template.h"
 
 #include <optional>
+#include <string_view>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -10,7 +12,47 @@ namespace rollout::models {
 namespace {
 
 constexpr absl::string_view kSuggestFormat =
-    "; give an explicit prompt format instead (chatml or llama3)";
+    "; give an explicit prompt format instead (chatml, llama3 or qwen3)";
+
+// Whether a ChatML template with reasoning is Qwen3's (Qwen3-0.6B ... 32B): it splits
+// reasoning off assistant messages after the last user query, and adds the empty think
+// block to the generation prompt only when enable_thinking is false. Variants that add
+// it always, or open a think block in the prompt, differ in these lines.
+bool IsQwen3Template(absl::string_view text) {
+  constexpr absl::string_view kEmptyThink = "'<think>\\n\\n</think>\\n\\n'";
+  const size_t empty_think = text.find(kEmptyThink);
+  return absl::StrContains(text, "reasoning_content") &&
+         absl::StrContains(text, "ns.last_query_index") &&
+         absl::StrContains(text, "{%- if enable_thinking is defined and enable_thinking is false %}") &&
+         empty_think != absl::string_view::npos &&
+         text.find(kEmptyThink, empty_think + 1) == absl::string_view::npos &&
+         !absl::StrContains(text, "'<|im_start|>assistant\\n<think>\\n'");
+}
+
+// Python's str.lstrip('\n') / rstrip('\n') / strip('\n').
+absl::string_view LstripNewlines(absl::string_view text) {
+  while (!text.empty() && text.front() == '\n') text.remove_prefix(1);
+  return text;
+}
+absl::string_view RstripNewlines(absl::string_view text) {
+  while (!text.empty() && text.back() == '\n') text.remove_suffix(1);
+  return text;
+}
+
+// An assistant message's content split as Qwen3's template splits it: with a </think>,
+// the reasoning is the text before the first one (after its last <think>, newlines
+// stripped at the joins) and the answer the text after the last one; else no reasoning.
+std::pair<std::string, std::string> SplitReasoning(absl::string_view content) {
+  const size_t first_close = content.find("</think>");
+  if (first_close == absl::string_view::npos) return {"", std::string(content)};
+  absl::string_view reasoning = RstripNewlines(content.substr(0, first_close));
+  if (const size_t open = reasoning.rfind("<think>"); open != absl::string_view::npos) {
+    reasoning = reasoning.substr(open + std::string_view("<think>").size());
+  }
+  const size_t last_close = content.rfind("</think>");
+  return {std::string(LstripNewlines(reasoning)),
+          std::string(LstripNewlines(content.substr(last_close + std::string_view("</think>").size())))};
+}
 
 // A default system message written as a literal in the template, as in Qwen2.5's
 //   {{- '<|im_start|>system\nYou are Qwen, ...<|im_end|>\n' }}
@@ -69,16 +111,18 @@ absl::string_view Trim(absl::string_view text) {
 absl::StatusOr<ChatTemplate> ChatTemplate::FromFormatName(absl::string_view name) {
   if (name == "chatml") return ChatTemplate(Format::kChatMl);
   if (name == "llama3") return ChatTemplate(Format::kLlama3);
+  if (name == "qwen3") return ChatTemplate(Format::kQwen3);
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown prompt format '", name, "' (supported: chatml, llama3)"));
+      absl::StrCat("unknown prompt format '", name, "' (supported: chatml, llama3, qwen3)"));
 }
 
 absl::StatusOr<ChatTemplate> ChatTemplate::Recognize(absl::string_view text) {
   if (absl::StrContains(text, "<|im_start|>") && absl::StrContains(text, "<|im_end|>")) {
+    if (IsQwen3Template(text)) return ChatTemplate(Format::kQwen3);
     if (absl::StrContains(text, "<think>") || absl::StrContains(text, "reasoning_content")) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "the chat template is ChatML with reasoning (<think>) handling, which is not "
-          "rendered natively",
+          "the chat template is ChatML with reasoning (<think>) handling other than Qwen3's, "
+          "which is not rendered natively",
           kSuggestFormat));
     }
     std::optional<std::string> system = FindDefaultSystemPrompt(text);
@@ -108,8 +152,15 @@ absl::StatusOr<std::string> ChatTemplate::Render(const std::vector<ChatMessage>&
                        "'; supported roles are system, user and assistant (no tools)"));
     }
   }
-  return format_ == Format::kChatMl ? RenderChatMl(messages, add_generation_prompt)
-                                    : RenderLlama3(messages, add_generation_prompt);
+  switch (format_) {
+    case Format::kChatMl:
+      return RenderChatMl(messages, add_generation_prompt);
+    case Format::kLlama3:
+      return RenderLlama3(messages, add_generation_prompt);
+    case Format::kQwen3:
+      return RenderQwen3(messages, add_generation_prompt);
+  }
+  return absl::InternalError("unhandled chat format");
 }
 
 std::string ChatTemplate::RenderChatMl(const std::vector<ChatMessage>& messages,
@@ -137,8 +188,46 @@ std::string ChatTemplate::RenderLlama3(const std::vector<ChatMessage>& messages,
   return out;
 }
 
+std::string ChatTemplate::RenderQwen3(const std::vector<ChatMessage>& messages,
+                                      bool add_generation_prompt) const {
+  // The last user message that is not a tool response (tool messages are refused, so
+  // none is); with no user message, no assistant message counts as after it.
+  int64_t last_query = static_cast<int64_t>(messages.size()) - 1;
+  for (int64_t i = last_query; i >= 0; --i) {
+    const std::string& content = messages[i].content;
+    if (messages[i].role == "user" &&
+        !(absl::StartsWith(content, "<tool_response>") && absl::EndsWith(content, "</tool_response>"))) {
+      last_query = i;
+      break;
+    }
+  }
+  std::string out;
+  for (int64_t i = 0; i < static_cast<int64_t>(messages.size()); ++i) {
+    const ChatMessage& message = messages[i];
+    if (message.role != "assistant") {
+      absl::StrAppend(&out, "<|im_start|>", message.role, "\n", message.content, "<|im_end|>\n");
+      continue;
+    }
+    const auto [reasoning, answer] = SplitReasoning(message.content);
+    const bool last = i + 1 == static_cast<int64_t>(messages.size());
+    if (i > last_query && (last || !reasoning.empty())) {
+      absl::StrAppend(&out, "<|im_start|>assistant\n<think>\n",
+                      RstripNewlines(LstripNewlines(reasoning)), "\n</think>\n\n",
+                      LstripNewlines(answer), "<|im_end|>\n");
+    } else {
+      absl::StrAppend(&out, "<|im_start|>assistant\n", answer, "<|im_end|>\n");
+    }
+  }
+  if (add_generation_prompt) {
+    out += "<|im_start|>assistant\n";
+    if (!enable_thinking_) out += "<think>\n\n</think>\n\n";
+  }
+  return out;
+}
+
 std::string ChatTemplate::Describe() const {
   if (format_ == Format::kLlama3) return "llama3";
+  if (format_ == Format::kQwen3) return "qwen3";
   if (!has_default_system_) return "chatml";
   return absl::StrCat("chatml with default system prompt '", default_system_, "'");
 }

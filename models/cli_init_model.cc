@@ -50,7 +50,7 @@ int RunInitModelCommand(const std::vector<std::string>& args) {
                 "for the given tokenizer. Deterministic for a seed.");
   flags.AddString("out", &f.out, "directory to write");
   flags.AddString("tokenizer", &f.tokenizer, "directory with tokenizer.json (and config files)");
-  flags.AddString("preset", &f.preset, "tiny or qwen2.5-0.5b");
+  flags.AddString("preset", &f.preset, "tiny, qwen2.5-0.5b or qwen3-0.6b");
   flags.AddString("dtype", &f.dtype, "float32 or bfloat16");
   flags.AddInt("seed", &f.seed, "random seed");
   absl::StatusOr<FlagSet::Parsed> parsed = flags.Parse(args);

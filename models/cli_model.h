@@ -1,6 +1,6 @@
 // Model subcommands of `rollout` (exit codes as in controller/cli.h: 0 ok, 1 failed,
 // 2 usage).
-//   rollout init-model --out DIR --tokenizer DIR [--preset tiny|qwen2.5-0.5b] [--seed N]
+//   rollout init-model --out DIR --tokenizer DIR [--preset tiny|qwen2.5-0.5b|qwen3-0.6b] [--seed N]
 //       writes a randomly initialised HF model directory for that tokenizer, so tests
 //       and demos never need a download.
 //   rollout score --model DIR --input FILE.jsonl [--output FILE] [--device ...]

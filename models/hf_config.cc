@@ -164,15 +164,23 @@ absl::Status ParseRope(const Json& json, const std::string& origin, TransformerC
   return absl::OkStatus();
 }
 
+absl::Status RefuseSlidingWindow(const Fields& fields) {
+  bool sliding = false;
+  RETURN_IF_ERROR(fields.Optional("use_sliding_window", &sliding));
+  if (sliding) return fields.Error("use_sliding_window", "true is not supported");
+  return absl::OkStatus();
+}
+
 absl::Status ParseModelSpecific(const Fields& fields, TransformerConfig& c) {
   if (c.model_type == "qwen2") {
     c.attention_bias = true;
-    bool sliding = false;
-    RETURN_IF_ERROR(fields.Optional("use_sliding_window", &sliding));
-    if (sliding) return fields.Error("use_sliding_window", "true is not supported");
-    return absl::OkStatus();
+    return RefuseSlidingWindow(fields);
   }
   RETURN_IF_ERROR(fields.Optional("attention_bias", &c.attention_bias));
+  if (c.model_type == "qwen3") {
+    c.qk_norm = true;
+    return RefuseSlidingWindow(fields);
+  }
   return fields.Optional("mlp_bias", &c.mlp_bias);
 }
 
@@ -228,7 +236,15 @@ absl::Status ParseHead(const Json& json, const Fields& fields, TransformerConfig
   return absl::OkStatus();
 }
 
+// "Qwen2", "Qwen3" or "Llama": the prefix of the model's HF class names.
+std::string ArchitecturePrefix(const std::string& model_type) {
+  if (model_type == "qwen2") return "Qwen2";
+  if (model_type == "qwen3") return "Qwen3";
+  return "Llama";
+}
+
 }  // namespace
+
 
 absl::StatusOr<TransformerConfig> ParseHfConfig(const std::string& json_text,
                                                 const std::string& origin) {
@@ -237,9 +253,9 @@ absl::StatusOr<TransformerConfig> ParseHfConfig(const std::string& json_text,
   TransformerConfig c;
   if (!fields.Present("model_type")) return fields.Error("model_type", "is required");
   RETURN_IF_ERROR(fields.Optional("model_type", &c.model_type));
-  if (c.model_type != "qwen2" && c.model_type != "llama") {
+  if (c.model_type != "qwen2" && c.model_type != "qwen3" && c.model_type != "llama") {
     return fields.Error("model_type",
-                        absl::StrCat("'", c.model_type, "' is not supported (qwen2, llama)"));
+                        absl::StrCat("'", c.model_type, "' is not supported (qwen2, qwen3, llama)"));
   }
   RETURN_IF_ERROR(ParseSizes(fields, c));
   RETURN_IF_ERROR(fields.OptionalPositive("rms_norm_eps", &c.rms_norm_eps));
@@ -268,10 +284,9 @@ absl::StatusOr<TransformerConfig> LoadHfConfig(const std::string& dir) {
 }
 
 std::string HfConfigJson(const TransformerConfig& c) {
-  const bool qwen2 = c.model_type == "qwen2";
   const std::string suffix = c.head == "value" ? "ForTokenClassification" : "ForCausalLM";
   Json json = {
-      {"architectures", Json::array({(qwen2 ? "Qwen2" : "Llama") + suffix})},
+      {"architectures", Json::array({ArchitecturePrefix(c.model_type) + suffix})},
       {"model_type", c.model_type},
       {"vocab_size", c.vocab_size},
       {"hidden_size", c.hidden_size},
@@ -307,15 +322,15 @@ std::string HfConfigJson(const TransformerConfig& c) {
         {"high_freq_factor", s.high_freq_factor},
         {"original_max_position_embeddings", s.original_max_position_embeddings}};
   }
-  if (qwen2) {
-    // Qwen2 always has q/k/v biases and no MLP bias; the window is off on every layer.
+  if (c.model_type == "qwen2" || c.model_type == "qwen3") {
+    // Qwen2 always has q/k/v biases, Qwen3 as attention_bias says; neither has an MLP
+    // bias, and the window is off on every layer.
     json["use_sliding_window"] = false;
     json["sliding_window"] = nullptr;
     json["max_window_layers"] = c.num_hidden_layers;
-  } else {
-    json["attention_bias"] = c.attention_bias;
-    json["mlp_bias"] = c.mlp_bias;
   }
+  if (c.model_type != "qwen2") json["attention_bias"] = c.attention_bias;
+  if (c.model_type == "llama") json["mlp_bias"] = c.mlp_bias;
   return json.dump(2) + "\n";
 }
 

@@ -1,5 +1,5 @@
-// Hugging Face `config.json` of decoder-only causal LMs we run (Qwen2, Llama incl.
-// Llama 3's RoPE scaling), and `generation_config.json`, read and written.
+// Hugging Face `config.json` of decoder-only causal LMs we run (Qwen2, Qwen3, Llama
+// incl. Llama 3's RoPE scaling), and `generation_config.json`, read and written.
 //
 // Both config spellings are read: transformers 4 (`rope_theta`, `rope_scaling` at
 // the top level) and transformers 5 (`rope_parameters: {rope_theta, rope_type, ...}`).
@@ -23,7 +23,7 @@ struct RopeScaling {
 };
 
 struct TransformerConfig {
-  std::string model_type;  // "qwen2" | "llama"
+  std::string model_type;  // "qwen2" | "qwen3" | "llama"
   // "causal_lm" (XForCausalLM) or "value": a token-classification model with one label
   // (XForTokenClassification), the critic's value model as verl builds it.
   std::string head = "causal_lm";
@@ -40,6 +40,8 @@ struct TransformerConfig {
   RopeScaling rope_scaling;
   bool tie_word_embeddings = false;
   bool attention_bias = false;  // q/k/v projections have biases (true for Qwen2)
+  // Each head's query and key RMS-normalised (weights [head_dim]) before RoPE: Qwen3.
+  bool qk_norm = false;
   bool mlp_bias = false;
   std::string hidden_act = "silu";
   std::string torch_dtype = "float32";  // "float32" | "bfloat16" | "float16"
@@ -49,13 +51,14 @@ struct TransformerConfig {
 };
 
 // InvalidArgument naming `origin` and the key for: invalid JSON, unsupported model_type
-// (supported: qwen2, llama), missing or non-positive sizes (vocab, hidden, intermediate,
+// (supported: qwen2, qwen3, llama), missing or non-positive sizes (vocab, hidden, intermediate,
 // layers, heads, max_position_embeddings), heads not dividing hidden size when no
 // head_dim is given, kv heads not dividing heads, an unsupported activation (silu
 // only), dtype (float32, bfloat16, float16) or rope type (default, llama3), llama3
 // scaling missing a parameter, sliding window on. Absent optional keys take the HF
 // defaults (num_key_value_heads = num_attention_heads, rope_theta 10000, eps 1e-6,
-// float32); for qwen2 attention_bias is always true and mlp_bias false.
+// float32); for qwen2 attention_bias is always true and mlp_bias false; qwen3 has
+// qk_norm, no MLP bias and attention_bias as given (false when absent).
 absl::StatusOr<TransformerConfig> ParseHfConfig(const std::string& json_text,
                                                 const std::string& origin);
 // Reads <dir>/config.json, then adds eos/bos/pad ids from <dir>/generation_config.json
@@ -65,7 +68,8 @@ absl::StatusOr<TransformerConfig> LoadHfConfig(const std::string& dir);
 
 // config.json / generation_config.json text (transformers 4.46 spelling, sorted keys,
 // 2-space indent) that HF transformers loads back to the same configuration
-// (architectures: Qwen2ForCausalLM / LlamaForCausalLM). ParseHfConfig(HfConfigJson(c))
+// (architectures: Qwen2ForCausalLM / Qwen3ForCausalLM / LlamaForCausalLM, or
+// ...ForTokenClassification for a value model). ParseHfConfig(HfConfigJson(c))
 // gives back every field of a `c` that ParseHfConfig could produce. The generation
 // config holds only the token ids that are set.
 std::string HfConfigJson(const TransformerConfig& config);

@@ -27,9 +27,22 @@ absl::StatusOr<TransformerConfig> PresetConfig(const std::string& name, int64_t 
     c.num_key_value_heads = 2;
     c.max_position_embeddings = 32768;
     c.rope_theta = 1000000.0;
+  } else if (name == "qwen3-0.6b") {
+    c.model_type = "qwen3";
+    c.attention_bias = false;
+    c.qk_norm = true;
+    c.hidden_size = 1024;
+    c.intermediate_size = 3072;
+    c.num_hidden_layers = 28;
+    c.num_attention_heads = 16;
+    c.num_key_value_heads = 8;
+    c.head_dim = 128;
+    c.max_position_embeddings = 40960;
+    c.rope_theta = 1000000.0;
+    return c;
   } else {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown model preset '", name, "' (known: tiny, qwen2.5-0.5b)"));
+    return absl::InvalidArgumentError(absl::StrCat("unknown model preset '", name,
+                                                   "' (known: tiny, qwen2.5-0.5b, qwen3-0.6b)"));
   }
   c.head_dim = c.hidden_size / c.num_attention_heads;
   return c;

@@ -3,6 +3,9 @@
 //                  intermediate 160, tied embeddings, q/k/v bias (Qwen2)
 //   qwen2.5-0.5b   hidden 896, 24 layers, 14 heads / 2 KV heads, intermediate 4864,
 //                  tied embeddings, rope_theta 1e6 (Qwen2)
+//   qwen3-0.6b     hidden 1024, 28 layers, 16 heads / 8 KV heads of 128, intermediate
+//                  3072, per-head q/k RMSNorm, no biases, tied embeddings, rope_theta
+//                  1e6, 40,960 positions (Qwen3)
 #pragma once
 
 #include <string>
@@ -17,7 +20,7 @@ namespace rollout::models {
 absl::StatusOr<TransformerConfig> PresetConfig(const std::string& name, int64_t vocab_size);
 
 // With the vocabulary of the tokenizer the shape goes with (tiny: the test fixture's
-// 514 entries; qwen2.5-0.5b: Qwen2.5's 151,936), for benchmarks that need no tokenizer.
+// 514 entries; the others: Qwen's 151,936), for benchmarks that need no tokenizer.
 absl::StatusOr<TransformerConfig> PresetConfig(const std::string& name);
 
 }  // namespace rollout::models

@@ -97,8 +97,9 @@ absl::Status Tokenizer::ChooseChatTemplate(const TokenizerConfigFiles& files,
   } else {
     chat_template_ = absl::FailedPreconditionError(
         "the model has no chat template (chat_template.jinja or tokenizer_config.json's "
-        "chat_template); give an explicit prompt format (chatml or llama3)");
+        "chat_template); give an explicit prompt format (chatml, llama3 or qwen3)");
   }
+  if (chat_template_.ok()) chat_template_->set_enable_thinking(options.enable_thinking);
   return absl::OkStatus();
 }
 

@@ -38,9 +38,12 @@ namespace rollout::models {
 struct TokenizerConfigFiles;
 
 struct TokenizerOptions {
-  // The prompt format for chats: "" recognises the model's chat template; "chatml"
-  // or "llama3" uses that format whatever the template says.
+  // The prompt format for chats: "" recognises the model's chat template; "chatml",
+  // "llama3" or "qwen3" uses that format whatever the template says.
   std::string chat_format;
+  // apply_chat_template's enable_thinking: false closes an empty think block in a
+  // Qwen3 generation prompt (ChatTemplate::set_enable_thinking).
+  bool enable_thinking = true;
 };
 
 class Tokenizer {

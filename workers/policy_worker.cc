@@ -94,7 +94,10 @@ absl::Status PolicyWorker::LoadModels() {
   load.dtype = DtypeOf(model.dtype());
   ASSIGN_OR_RETURN(model_, models::CausalLM::Load(model.path(), load));
   const std::string tokenizer_dir = model.tokenizer_path().empty() ? model.path() : model.tokenizer_path();
-  ASSIGN_OR_RETURN(tokenizer_, models::Tokenizer::Load(tokenizer_dir));
+  models::TokenizerOptions tokenizer_options;
+  tokenizer_options.enable_thinking =
+      setup_.recipe.data().apply_chat_template_kwargs().enable_thinking();
+  ASSIGN_OR_RETURN(tokenizer_, models::Tokenizer::Load(tokenizer_dir, tokenizer_options));
   if (model.lora_rank() > 0) {
     models::LoraConfig& lora = lora_.emplace();
     lora.options.rank = model.lora_rank();

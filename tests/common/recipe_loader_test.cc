@@ -195,6 +195,14 @@ TEST_F(RecipeLoader, UnknownKeyInOverrideNamesTheCommandLine) {
             "'actor.optim.learning_rate=1e-5' — did you mean 'actor.optim.lr'?");
 }
 
+TEST_F(RecipeLoader, HydraAddPrefixesSetTheKey) {
+  const LoadedRecipe loaded = LoadOk(files_.Write("h.yaml", ""),
+                                     {"+actor_rollout_ref.rollout.n=4", "++trainer.total_epochs=3"});
+  EXPECT_EQ(loaded.recipe.rollout().n(), 4);
+  EXPECT_EQ(loaded.recipe.trainer().total_epochs(), 3);
+  EXPECT_THAT(LoadError("", {"+++rollout.n=4"}), ::testing::HasSubstr("unknown key '+rollout'"));
+}
+
 TEST_F(RecipeLoader, OverrideWithoutEqualsIsAnError) {
   EXPECT_EQ(LoadError("", {"actor.optim.lr"}),
             "command line 'actor.optim.lr': expected key=value, e.g. actor.optim.lr=1e-5");
@@ -389,6 +397,18 @@ TEST_F(RecipeLoader, AdamBetasAreVerlsListOfTwo) {
             "'actor.optim.betas' at " + path_ + ":3 must be a list of 2 values, got 1");
   EXPECT_EQ(LoadError("actor:\n  optim:\n    betas: [0.9, 1.5]\n"),
             "'actor.optim.betas' at " + path_ + ":3 must be <= 1, got 1.5");
+}
+
+// verl's `+data.apply_chat_template_kwargs.enable_thinking=False` for Qwen3 recipes.
+TEST_F(RecipeLoader, ChatTemplateKwargsTakeEnableThinking) {
+  EXPECT_TRUE(LoadOk(files_.Write("a.yaml", "data:\n  apply_chat_template_kwargs: {}\n"))
+                  .recipe.data().apply_chat_template_kwargs().enable_thinking());
+  EXPECT_FALSE(LoadOk(files_.Write("b.yaml", ""), {"+data.apply_chat_template_kwargs.enable_thinking=False"})
+                   .recipe.data().apply_chat_template_kwargs().enable_thinking());
+  EXPECT_FALSE(LoadOk(files_.Write("c.yaml", "data:\n  apply_chat_template_kwargs: {enable_thinking: false}\n"))
+                   .recipe.data().apply_chat_template_kwargs().enable_thinking());
+  EXPECT_THAT(LoadError("data:\n  apply_chat_template_kwargs: {tools: []}\n"),
+              ::testing::HasSubstr("data.apply_chat_template_kwargs.tools"));
 }
 
 TEST_F(RecipeLoader, SourcesNameTheLayerThatSetEachKey) {

@@ -11,7 +11,9 @@
 #include "engine/paged_kv_cache.h"
 #include "engine/step_upload.h"
 #include "models/causal_lm.h"
+#include "models/token_scores.h"
 #include "tests/engine/engine_fuzz.h"
+#include "tests/support/tiny_qwen3.h"
 
 namespace rollout::engine {
 namespace {
@@ -111,6 +113,37 @@ TEST(EngineCuda, BFloat16Generates) {
       for (float lp : sample.log_probs) EXPECT_LE(lp, 0.f);
     }
   }
+}
+
+// A random tiny Qwen3 (per-head q/k norms, heads of 128) in bfloat16: the engine's
+// decode runs the rotary paged-attention kernel on the normed queries and keys, and
+// the log-probs it reports for its samples match a full forward's scores of them.
+TEST(EngineCuda, Qwen3SampleLogProbsMatchAFullForward) {
+  models::LoadOptions options;
+  options.device = c10::Device(c10::kCUDA, 0);
+  options.dtype = at::kBFloat16;
+  const auto model = testing::RandomQwen3(testing::TinyQwen3Config(514, /*head_dim=*/128), 21, options);
+  const std::vector<GenerationRequest> requests = Requests(1.0);
+  const auto out = Generate(*model, 1.0);
+  c10::NoGradGuard no_grad;
+  float worst = 0.f;
+  for (size_t r = 0; r < out.size(); ++r) {
+    for (const Completion& sample : out[r].samples) {
+      std::vector<int64_t> ids(requests[r].prompt.begin(), requests[r].prompt.end());
+      ids.insert(ids.end(), sample.tokens.begin(), sample.tokens.end());
+      const int64_t t = ids.size();
+      const at::Tensor row = at::tensor(ids, at::kLong).cuda().view({1, t});
+      const at::Tensor hidden = model->Forward(row, at::arange(t, row.options()).view({1, t}), at::Tensor());
+      const at::Tensor scores =
+          models::ScoreTokens(*model, hidden.narrow(1, 0, t - 1), row.narrow(1, 1, t - 1), false)
+              .log_probs[0].cpu();
+      const int64_t prompt = requests[r].prompt.size();
+      for (size_t i = 0; i < sample.tokens.size(); ++i) {
+        worst = std::max(worst, std::abs(scores[prompt - 1 + i].item<float>() - sample.log_probs[i]));
+      }
+    }
+  }
+  EXPECT_LT(worst, 0.05f);  // bfloat16 paths rounding differently
 }
 
 // Two decode steps replayed back to back behind queued device work, the host never

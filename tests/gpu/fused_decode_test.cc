@@ -14,6 +14,7 @@
 #include "models/presets.h"
 #include "models/rope.h"
 #include "models/split_k_linear.h"
+#include "tests/support/tiny_qwen3.h"
 
 namespace rollout::models {
 namespace {
@@ -251,6 +252,22 @@ TEST(CausalLmFusedStep, MatchesTheLayerByLayerStepWithTheGateUpSwigluKernel) {
   const auto [fused, layered] = FusedAndLayeredPrefill(*model, batch, length);
   // The layer-by-layer path rounds gate and up to bfloat16 before the SwiGLU.
   EXPECT_LT(MaxDiff(fused, layered), 0.02 * layered.abs().max().item<float>());
+  EXPECT_GT(fused.abs().max().item<float>(), 0.f);
+}
+
+// Qwen3's per-head q/k norms on the fused step's q/k/v group (CausalLM's NormQkHeads)
+// against the layer-by-layer step's norms of q and k.
+TEST(CausalLmFusedStep, NormsQwen3QueriesAndKeysAsTheLayerByLayerStep) {
+  LoadOptions options;
+  options.device = c10::Device(c10::kCUDA, 0);
+  const auto model = testing::RandomQwen3(testing::TinyQwen3Config(300, /*head_dim=*/32), 13, options);
+  at::Tensor fused;
+  {
+    c10::NoGradGuard no_grad;
+    fused = ThreeSteps(*model);
+  }
+  const at::Tensor layered = ThreeSteps(*model).detach();
+  EXPECT_LT(MaxDiff(fused, layered), 1e-5);
   EXPECT_GT(fused.abs().max().item<float>(), 0.f);
 }
 

@@ -6,12 +6,12 @@ repository root after building:
     python3 tests/hf/check_hf_parity.py BUILD_DIR
 
 1. export_for_hf writes the tiny fixture model (saved by CausalLM::Save), a LoRA
-   adapter in PEFT format, a value model, a Llama with Llama 3 RoPE scaling, and our
-   float32 outputs for each. transformers (AutoModelForCausalLM,
+   adapter in PEFT format, a value model, a Llama with Llama 3 RoPE scaling, a Qwen3
+   (per-head q/k norms) with its value model, and our float32 outputs for each. transformers (AutoModelForCausalLM,
    AutoModelForTokenClassification) and peft (PeftModel) load them; outputs must agree
    within 1e-4.
-2. `rollout init-model --preset qwen2.5-0.5b` (full width and depth, the fixture's
-   vocabulary) is scored by `rollout score` on cuda:0 in bfloat16 and by transformers
+2. `rollout init-model --preset qwen2.5-0.5b` and `--preset qwen3-0.6b` (full width
+   and depth, the fixture's vocabulary) are scored by `rollout score` on cuda:0 in bfloat16 and by transformers
    in bfloat16; per-token log-probs must agree within bf16 tolerance.
 Prints one line per check and exits non-zero on any failure.
 """
@@ -60,13 +60,26 @@ def export_checks(build, tmp):
     llama_err = (llama_logits - torch.tensor(expect["llama_logits"])).abs().max().item()
     ok &= check("transformers loads our Llama (Llama 3 RoPE scaling, untied head)",
                 llama_err < 1e-4, f"max |logit diff| {llama_err:.2e}")
+    qwen3 = AutoModelForCausalLM.from_pretrained(f"{tmp}/qwen3", dtype=torch.float32)
+    with torch.no_grad():
+        qwen3_logits = qwen3(ids).logits[0]
+    qwen3_err = (qwen3_logits - torch.tensor(expect["qwen3_logits"])).abs().max().item()
+    ok &= check(f"transformers loads our Qwen3 as {type(qwen3).__name__}", qwen3_err < 1e-4,
+                f"max |logit diff| {qwen3_err:.2e}")
+    qwen3_value = AutoModelForTokenClassification.from_pretrained(f"{tmp}/qwen3_value",
+                                                                  dtype=torch.float32)
+    with torch.no_grad():
+        qwen3_values = qwen3_value(ids).logits[0, :, 0]
+    qwen3_value_err = (qwen3_values - torch.tensor(expect["qwen3_values"])).abs().max().item()
+    ok &= check(f"transformers loads our Qwen3 value model as {type(qwen3_value).__name__}",
+                qwen3_value_err < 1e-4, f"max |value diff| {qwen3_value_err:.2e}")
     return ok
 
 
-def gpu_score_check(build, tmp):
-    model_dir = f"{tmp}/qwen_shape"
+def gpu_score_check(build, tmp, preset):
+    model_dir = f"{tmp}/{preset}"
     subprocess.run([f"{build}/cli/rollout", "init-model", "--out", model_dir, "--tokenizer",
-                    FIXTURE, "--preset", "qwen2.5-0.5b", "--seed", "2"], check=True)
+                    FIXTURE, "--preset", preset, "--seed", "2"], check=True)
     gen = torch.Generator().manual_seed(0)
     seqs = [torch.randint(0, 514, (n,), generator=gen).tolist() for n in (40, 128, 7)]
     with open(f"{tmp}/in.jsonl", "w") as f:
@@ -84,7 +97,7 @@ def gpu_score_check(build, tmp):
             logp = model(ids).logits[0].float().log_softmax(-1)
             ref = logp[:-1].gather(-1, ids[0, 1:, None])[:, 0].cpu()
             worst = max(worst, (ref - torch.tensor(lp)).abs().max().item())
-    return check("bf16 CUDA log-probs match transformers (qwen2.5-0.5b shape)", worst < 5e-2,
+    return check(f"bf16 CUDA log-probs match transformers ({preset} shape)", worst < 5e-2,
                  f"max |log-prob diff| {worst:.3e}")
 
 
@@ -93,7 +106,8 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         ok = export_checks(build, tmp)
         if torch.cuda.is_available():
-            ok &= gpu_score_check(build, tmp)
+            for preset in ("qwen2.5-0.5b", "qwen3-0.6b"):
+                ok &= gpu_score_check(build, tmp, preset)
     sys.exit(0 if ok else 1)
 
 

@@ -3,8 +3,12 @@
 //   OUT/adapter   a LoRA adapter (PEFT format) with non-zero weights
 //   OUT/value     a value model (XForTokenClassification) started from the fixture
 //   OUT/llama     a random Llama model with Llama 3 RoPE scaling and an untied LM head
-//   OUT/expect.json  {"ids", "base_logits", "lora_logits", "values", "llama_logits"}:
-//                    our float32 outputs for every position
+//   OUT/qwen3     a random Qwen3 model (per-head q/k norms with random weights, heads of
+//                 32 against a hidden size of 64, no biases)
+//   OUT/qwen3_value  a value model on OUT/qwen3's backbone
+//   OUT/expect.json  {"ids", "base_logits", "lora_logits", "values", "llama_logits",
+//                    "qwen3_logits", "qwen3_values"}: our float32 outputs for every
+//                    position
 // usage: export_for_hf OUT
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
@@ -17,6 +21,7 @@
 #include "models/causal_lm.h"
 #include "models/lora.h"
 #include "models/value_model.h"
+#include "tests/support/tiny_qwen3.h"
 
 namespace rollout::models {
 namespace {
@@ -51,18 +56,33 @@ TransformerConfig LlamaConfig(TransformerConfig c) {
   return c;
 }
 
+std::vector<float> ValuesOf(const ValueModel& model, const std::vector<int64_t>& ids) {
+  c10::NoGradGuard no_grad;
+  const int64_t t = ids.size();
+  const at::Tensor values = model.Values(at::tensor(ids, at::kLong).view({1, t}),
+                                         at::arange(t, at::kLong).view({1, t}), at::Tensor())[0];
+  return std::vector<float>(values.data_ptr<float>(), values.data_ptr<float>() + t);
+}
+
+absl::Status ExportQwen3(const std::string& out, int64_t vocab_size,
+                         const std::vector<int64_t>& ids, nlohmann::json* expect) {
+  std::unique_ptr<CausalLM> qwen3 = testing::RandomQwen3(
+      testing::TinyQwen3Config(vocab_size, /*head_dim=*/32), /*seed=*/9, LoadOptions());
+  (*expect)["qwen3_logits"] = LogitsOf(*qwen3, ids);
+  const std::string dir = JoinPath(out, "qwen3");
+  if (absl::Status s = qwen3->Save(dir); !s.ok()) return s;
+  absl::StatusOr<std::unique_ptr<ValueModel>> value = ValueModel::Load(dir, LoadOptions(), /*seed=*/3);
+  if (!value.ok()) return value.status();
+  (*expect)["qwen3_values"] = ValuesOf(**value, ids);
+  return (*value)->Save(JoinPath(out, "qwen3_value"));
+}
+
 absl::Status ExportValueAndLlama(const std::string& out, const std::vector<int64_t>& ids,
                                  nlohmann::json* expect) {
   absl::StatusOr<std::unique_ptr<ValueModel>> value =
       ValueModel::Load("tests/data/tiny-qwen2", LoadOptions(), /*seed=*/3);
   if (!value.ok()) return value.status();
-  {
-    c10::NoGradGuard no_grad;
-    const int64_t t = ids.size();
-    const at::Tensor values = (*value)->Values(at::tensor(ids, at::kLong).view({1, t}),
-                                               at::arange(t, at::kLong).view({1, t}), at::Tensor())[0];
-    (*expect)["values"] = std::vector<float>(values.data_ptr<float>(), values.data_ptr<float>() + t);
-  }
+  (*expect)["values"] = ValuesOf(**value, ids);
   if (absl::Status s = (*value)->Save(JoinPath(out, "value")); !s.ok()) return s;
   std::unique_ptr<CausalLM> llama =
       CausalLM::RandomInit(LlamaConfig((*value)->backbone().config()), /*seed=*/7, LoadOptions());
@@ -98,6 +118,7 @@ int Main(int argc, char** argv) {
     status = SaveLoraAdapter(**model, lora, JoinPath(out, "adapter"), JoinPath(out, "model"));
   }
   if (status.ok()) status = ExportValueAndLlama(out, ids, &expect);
+  if (status.ok()) status = ExportQwen3(out, (*model)->config().vocab_size, ids, &expect);
   if (status.ok()) status = WriteFileAtomically(JoinPath(out, "expect.json"), expect.dump());
   if (!status.ok()) {
     std::cerr << status << "\n";

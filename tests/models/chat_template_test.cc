@@ -39,6 +39,64 @@ constexpr char kQwen25Template[] = R"tpl({%- if tools %}
 {%- endif %}
 )tpl";
 
+// Qwen3's template (Qwen3-0.6B ... 32B), with the tool parts cut short.
+constexpr char kQwen3Template[] = R"tpl({%- if tools %}
+    {{- '<|im_start|>system\n' }}
+    {%- if messages[0].role == 'system' %}
+        {{- messages[0].content + '\n\n' }}
+    {%- endif %}
+    {{- "# Tools\n\n<tools></tools><|im_end|>\n" }}
+{%- else %}
+    {%- if messages[0].role == 'system' %}
+        {{- '<|im_start|>system\n' + messages[0].content + '<|im_end|>\n' }}
+    {%- endif %}
+{%- endif %}
+{%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) %}
+{%- for message in messages[::-1] %}
+    {%- set index = (messages|length - 1) - loop.index0 %}
+    {%- if ns.multi_step_tool and message.role == "user" and message.content is string and not(message.content.startswith('<tool_response>') and message.content.endswith('</tool_response>')) %}
+        {%- set ns.multi_step_tool = false %}
+        {%- set ns.last_query_index = index %}
+    {%- endif %}
+{%- endfor %}
+{%- for message in messages %}
+    {%- if message.content is string %}
+        {%- set content = message.content %}
+    {%- else %}
+        {%- set content = '' %}
+    {%- endif %}
+    {%- if (message.role == "user") or (message.role == "system" and not loop.first) %}
+        {{- '<|im_start|>' + message.role + '\n' + content + '<|im_end|>' + '\n' }}
+    {%- elif message.role == "assistant" %}
+        {%- set reasoning_content = '' %}
+        {%- if message.reasoning_content is string %}
+            {%- set reasoning_content = message.reasoning_content %}
+        {%- else %}
+            {%- if '</think>' in content %}
+                {%- set reasoning_content = content.split('</think>')[0].rstrip('\n').split('<think>')[-1].lstrip('\n') %}
+                {%- set content = content.split('</think>')[-1].lstrip('\n') %}
+            {%- endif %}
+        {%- endif %}
+        {%- if loop.index0 > ns.last_query_index %}
+            {%- if loop.last or (not loop.last and reasoning_content) %}
+                {{- '<|im_start|>' + message.role + '\n<think>\n' + reasoning_content.strip('\n') + '\n</think>\n\n' + content.lstrip('\n') }}
+            {%- else %}
+                {{- '<|im_start|>' + message.role + '\n' + content }}
+            {%- endif %}
+        {%- else %}
+            {{- '<|im_start|>' + message.role + '\n' + content }}
+        {%- endif %}
+        {{- '<|im_end|>\n' }}
+    {%- endif %}
+{%- endfor %}
+{%- if add_generation_prompt %}
+    {{- '<|im_start|>assistant\n' }}
+    {%- if enable_thinking is defined and enable_thinking is false %}
+        {{- '<think>\n\n</think>\n\n' }}
+    {%- endif %}
+{%- endif %}
+)tpl";
+
 // Meta-Llama-3-8B-Instruct's template.
 constexpr char kLlama3Template[] =
     "{% set loop_messages = messages %}{% for message in loop_messages %}{% set content = "
@@ -100,6 +158,50 @@ TEST(ChatTemplate, Llama3TrimsContentAndPutsBeginOfTextOnlyFirst) {
       "2+2?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
 }
 
+TEST(ChatTemplate, Qwen3RendersAsItsJinjaTemplateDoes) {
+  ChatTemplate chat = MustRecognize(kQwen3Template);
+  EXPECT_EQ(chat.Describe(), "qwen3");
+  EXPECT_EQ(MustRender(chat, {{"user", "Hi"}}), "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  // Reasoning of earlier turns is dropped.
+  EXPECT_EQ(MustRender(chat, {{"user", "2+2?"}, {"assistant", "<think>\nadd\n</think>\n\n4"}, {"user", "3+3?"}}),
+            "<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n4<|im_end|>\n"
+            "<|im_start|>user\n3+3?<|im_end|>\n<|im_start|>assistant\n");
+  // The answer to the last query keeps its reasoning, or gets an empty block.
+  EXPECT_EQ(MustRender(chat, {{"user", "2+2?"}, {"assistant", "<think>\nadd them\n</think>\n\n4"}}, false),
+            "<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n<think>\nadd them\n</think>\n\n4"
+            "<|im_end|>\n");
+  EXPECT_EQ(MustRender(chat, {{"user", "2+2?"}, {"assistant", "4"}}, false),
+            "<|im_start|>user\n2+2?<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n4<|im_end|>\n");
+  // After the last query, a message that is neither last nor reasoning is plain.
+  EXPECT_EQ(MustRender(chat, {{"user", "Hi"}, {"assistant", "A"}, {"assistant", "<think>x</think>B"}}, false),
+            "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\nA<|im_end|>\n"
+            "<|im_start|>assistant\n<think>\nx\n</think>\n\nB<|im_end|>\n");
+  // Without a user message no assistant message follows a query.
+  EXPECT_EQ(MustRender(chat, {{"system", "S"}, {"assistant", "<think>r</think>\n\nA"}}),
+            "<|im_start|>system\nS<|im_end|>\n<|im_start|>assistant\nA<|im_end|>\n"
+            "<|im_start|>assistant\n");
+  chat.set_enable_thinking(false);
+  EXPECT_EQ(MustRender(chat, {{"system", "Be brief."}, {"user", "Hi"}}),
+            "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n"
+            "<|im_start|>assistant\n<think>\n\n</think>\n\n");
+}
+
+// Fine-tunes that always close the think block, or open one, in the generation prompt.
+TEST(ChatTemplate, Qwen3VariantsAreRefusedNotApproximated) {
+  std::string always_closed = kQwen3Template;
+  const std::string condition = "{%- if enable_thinking is defined and enable_thinking is false %}";
+  always_closed.replace(always_closed.find(condition), condition.size(), "{%- if true %}");
+  std::string opened = kQwen3Template;
+  const std::string prompt = "{{- '<|im_start|>assistant\\n' }}";
+  ASSERT_NE(opened.find(prompt), std::string::npos);
+  opened.replace(opened.find(prompt), prompt.size(), "{{- '<|im_start|>assistant\\n<think>\\n' }}");
+  for (const std::string& variant : {always_closed, opened}) {
+    absl::StatusOr<ChatTemplate> chat = ChatTemplate::Recognize(variant);
+    EXPECT_EQ(chat.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_THAT(chat.status().message(), HasSubstr("other than Qwen3's"));
+  }
+}
+
 TEST(ChatTemplate, UnknownTemplateIsRefusedWithAHint) {
   absl::StatusOr<ChatTemplate> chat = ChatTemplate::Recognize(
       "{{ bos_token }}{% for message in messages %}[INST] {{ message['content'] }} [/INST]{% "
@@ -119,9 +221,10 @@ TEST(ChatTemplate, ReasoningAndLlama31TemplatesAreRefusedNotApproximated) {
   EXPECT_THAT(llama31.status().message(), HasSubstr("Llama 3.1"));
 }
 
-TEST(ChatTemplate, FormatNamesAreChatMlAndLlama3) {
+TEST(ChatTemplate, FormatNamesAreChatMlLlama3AndQwen3) {
   EXPECT_EQ(MustRender(*ChatTemplate::FromFormatName("chatml"), {{"user", "Hi"}}),
             "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  EXPECT_EQ(ChatTemplate::FromFormatName("qwen3")->Describe(), "qwen3");
   absl::StatusOr<ChatTemplate> unknown = ChatTemplate::FromFormatName("vicuna");
   EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(unknown.status().message(), HasSubstr("'vicuna'"));

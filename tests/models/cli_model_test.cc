@@ -47,7 +47,7 @@ TEST(InitModel, UnknownPresetIsAUsageError) {
   TempDir dir("init_model");
   CommandResult run = Rollout({"init-model", "--out", dir.Path("m"), "--tokenizer", kFixture, "--preset", "huge"});
   EXPECT_EQ(run.exit_code, 2);
-  EXPECT_THAT(run.output, HasSubstr("unknown model preset 'huge' (known: tiny, qwen2.5-0.5b)"));
+  EXPECT_THAT(run.output, HasSubstr("unknown model preset 'huge' (known: tiny, qwen2.5-0.5b, qwen3-0.6b)"));
 }
 
 TEST(Score, LogProbsMatchHfForIdsAndText) {

@@ -55,6 +55,17 @@ constexpr char kLlama3V5[] = R"({
                       "rope_type": "llama3"},
   "tie_word_embeddings": true, "transformers_version": "5.0.0", "vocab_size": 128256})";
 
+// Qwen3-0.6B's config.json (transformers 4.51).
+constexpr char kQwen3V4[] = R"({
+  "architectures": ["Qwen3ForCausalLM"], "attention_bias": false, "attention_dropout": 0.0,
+  "bos_token_id": 151643, "eos_token_id": 151645, "head_dim": 128, "hidden_act": "silu",
+  "hidden_size": 1024, "initializer_range": 0.02, "intermediate_size": 3072,
+  "max_position_embeddings": 40960, "max_window_layers": 28, "model_type": "qwen3",
+  "num_attention_heads": 16, "num_hidden_layers": 28, "num_key_value_heads": 8,
+  "rms_norm_eps": 1e-06, "rope_scaling": null, "rope_theta": 1000000, "sliding_window": null,
+  "tie_word_embeddings": true, "torch_dtype": "bfloat16", "transformers_version": "4.51.0",
+  "use_cache": true, "use_sliding_window": false, "vocab_size": 151936})";
+
 // A small valid llama config; `overrides` (key: raw JSON value) replace or add keys.
 std::string Llama(const std::map<std::string, std::string>& overrides = {}) {
   std::map<std::string, std::string> fields = {
@@ -89,6 +100,7 @@ void ExpectSameConfig(const TransformerConfig& a, const TransformerConfig& b) {
             b.rope_scaling.original_max_position_embeddings);
   EXPECT_EQ(a.tie_word_embeddings, b.tie_word_embeddings);
   EXPECT_EQ(a.attention_bias, b.attention_bias);
+  EXPECT_EQ(a.qk_norm, b.qk_norm);
   EXPECT_EQ(a.mlp_bias, b.mlp_bias);
   EXPECT_EQ(a.hidden_act, b.hidden_act);
   EXPECT_EQ(a.torch_dtype, b.torch_dtype);
@@ -138,6 +150,24 @@ TEST(HfConfig, Transformers4QwenSpellingParses) {
   EXPECT_EQ(c.bos_token_id, 151643);
   EXPECT_EQ(c.pad_token_id, -1);
   EXPECT_THAT(c.eos_token_ids, ElementsAre(151645));
+}
+
+TEST(HfConfig, Qwen3HasQkNormAndTheBiasItsConfigSays) {
+  const TransformerConfig c = ParseHfConfig(kQwen3V4, "qwen3").value();
+  EXPECT_EQ(c.model_type, "qwen3");
+  EXPECT_TRUE(c.qk_norm);
+  EXPECT_FALSE(c.attention_bias);
+  EXPECT_FALSE(c.mlp_bias);
+  EXPECT_EQ(c.head_dim, 128);  // given: 16 heads of 128 against a hidden size of 1024
+  EXPECT_EQ(c.num_key_value_heads, 8);
+  EXPECT_EQ(c.rope_theta, 1000000.0);
+  EXPECT_TRUE(c.tie_word_embeddings);
+  EXPECT_THAT(c.eos_token_ids, ElementsAre(151645));
+  std::string biased = kQwen3V4;
+  biased.replace(biased.find(R"("attention_bias": false)"), 23, R"("attention_bias": true)");
+  EXPECT_TRUE(ParseHfConfig(biased, "biased")->attention_bias);
+  EXPECT_FALSE(ParseHfConfig(kQwen2V4, "qwen2")->qk_norm);
+  EXPECT_FALSE(ParseHfConfig(kLlama3V4, "llama")->qk_norm);
 }
 
 TEST(HfConfig, Llama3ScalingReadsTheSameFromBothSpellings) {
@@ -200,6 +230,10 @@ TEST(HfConfig, ErrorsNameTheKeyAndOrigin) {
   sliding.replace(sliding.find(R"("use_sliding_window": false)"), 27,
                   R"("use_sliding_window": true)");
   ExpectInvalid(sliding, "use_sliding_window");
+  std::string qwen3_sliding = kQwen3V4;
+  qwen3_sliding.replace(qwen3_sliding.find(R"("use_sliding_window": false)"), 27,
+                        R"("use_sliding_window": true)");
+  ExpectInvalid(qwen3_sliding, "use_sliding_window");
 }
 
 TEST(HfConfig, ExplicitHeadDimNeedNotDivideHiddenSize) {
@@ -237,7 +271,7 @@ TEST(HfConfig, MissingConfigIsNotFound) {
 }
 
 TEST(HfConfig, WrittenConfigParsesBackToTheSameConfig) {
-  for (const char* text : {kQwen2V4, kLlama3V4, kLlama3V5}) {
+  for (const char* text : {kQwen2V4, kQwen3V4, kLlama3V4, kLlama3V5}) {
     const TransformerConfig original = ParseHfConfig(text, "original").value();
     const std::string written = HfConfigJson(original);
     SCOPED_TRACE(written);
@@ -263,6 +297,13 @@ TEST(HfConfig, WrittenConfigHasTheKeysTransformersExpects) {
   EXPECT_THAT(qwen, HasSubstr(R"("max_window_layers": 24)"));
   EXPECT_THAT(qwen, HasSubstr(R"("rope_scaling": null)"));
   EXPECT_THAT(qwen, HasSubstr(R"("transformers_version": "4.46.0")"));
+  const std::string qwen3 = HfConfigJson(ParseHfConfig(kQwen3V4, "q3").value());
+  EXPECT_THAT(qwen3, HasSubstr(R"("architectures": [
+    "Qwen3ForCausalLM"
+  ])"));
+  EXPECT_THAT(qwen3, HasSubstr(R"("attention_bias": false)"));
+  EXPECT_THAT(qwen3, HasSubstr(R"("use_sliding_window": false)"));
+  EXPECT_THAT(qwen3, HasSubstr(R"("head_dim": 128)"));
   const std::string llama = HfConfigJson(ParseHfConfig(kLlama3V4, "l").value());
   EXPECT_THAT(llama, HasSubstr(R"("rope_type": "llama3")"));
   EXPECT_THAT(llama, HasSubstr(R"("attention_bias": false)"));

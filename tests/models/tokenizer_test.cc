@@ -338,5 +338,21 @@ TEST(TokenizerChat, TemplateFromTokenizerConfigListIsRecognised) {
   EXPECT_THAT(refused.status().message(), HasSubstr("unknown chat template"));
 }
 
+// TokenizerOptions::enable_thinking reaches the chat template (data.apply_chat_template_kwargs).
+TEST(TokenizerChat, EnableThinkingFalseClosesQwen3sThinkBlock) {
+  testing::TempDir dir("tokenizer");
+  WriteEditedTokenizer(dir, [](json*) {});
+  TokenizerOptions options;
+  options.chat_format = "qwen3";
+  options.enable_thinking = false;
+  std::unique_ptr<Tokenizer> tokenizer = MustLoad(dir.path(), options);
+  ASSERT_NE(tokenizer, nullptr);
+  EXPECT_EQ(tokenizer->RenderChat({{"user", "Hi"}}).value_or(""),
+            "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\n");
+  options.enable_thinking = true;
+  EXPECT_EQ(MustLoad(dir.path(), options)->RenderChat({{"user", "Hi"}}).value_or(""),
+            "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+}
+
 }  // namespace
 }  // namespace rollout::models
