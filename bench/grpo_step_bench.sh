@@ -12,10 +12,12 @@
 # 16,384 tokens: 42 rows of 384), HF's HF_MICRO_BATCH rows (default 16, the recipe's
 # ppo_micro_batch_size_per_gpu; 42 gives it the same micro-batches as ours).
 #
-# Environment: STEPS (rollout train steps, default 3) and HF_STEPS (HF steps after an
+# Environment: PRESET (the model's shape: qwen2.5-0.5b, the default, with
+# recipes/grpo_gsm8k_qwen2.5_0.5b.yaml, or qwen3-0.6b with recipes/grpo_gsm8k_qwen3_0.6b.yaml);
+# STEPS (rollout train steps, default 3) and HF_STEPS (HF steps after an
 # untimed small warm-up, default 2) — the first full step of each is left out of the
 # figures when there are several; VOCAB; HF_MICRO_BATCH; SKIP_OURS=1, SKIP_HF=1; WORK (scratch: model,
-# prompts, run; default /tmp/grpo_step_bench_$VOCAB); OURS_OVERRIDES (more key=value
+# prompts, run; default /tmp/grpo_step_bench_$PRESET_$VOCAB); OURS_OVERRIDES (more key=value
 # overrides for `rollout train`, e.g. "rollout.max_num_seqs=512").
 # The model is random (`rollout init-model --preset qwen2.5-0.5b`, 24 layers, hidden
 # 896, 14/2 heads). Its vocabulary is the tokenizer's: VOCAB=tiny (default) uses
@@ -34,11 +36,16 @@ rollout=$(cd "$1" && pwd)/cli/rollout
 mkdir -p "$2"
 out=$(cd "$2" && pwd)
 vocab=${VOCAB:-tiny}
-work=${WORK:-/tmp/grpo_step_bench_$vocab}
+preset=${PRESET:-qwen2.5-0.5b}
+case "$preset" in
+  qwen2.5-0.5b) recipe=$source_dir/recipes/grpo_gsm8k_qwen2.5_0.5b.yaml ;;
+  qwen3-0.6b) recipe=$source_dir/recipes/grpo_gsm8k_qwen3_0.6b.yaml ;;
+  *) echo "PRESET must be qwen2.5-0.5b or qwen3-0.6b" >&2; exit 2 ;;
+esac
+work=${WORK:-/tmp/grpo_step_bench_${preset}_$vocab}
 steps=${STEPS:-3}
 hf_steps=${HF_STEPS:-2}
 batch=256 n=8 prompt_tokens=128 response_tokens=256 mini_batch=64 micro_batch=16 log_prob_micro_batch=64
-recipe=$source_dir/recipes/grpo_gsm8k_qwen2.5_0.5b.yaml
 mkdir -p "$work"
 
 tokenizer=$source_dir/tests/data/tiny-qwen2
@@ -50,7 +57,7 @@ case "$vocab" in
   *) echo "VOCAB must be tiny or qwen" >&2; exit 2 ;;
 esac
 if [ ! -f "$work/model/model.safetensors" ]; then
-  "$rollout" init-model --preset qwen2.5-0.5b --tokenizer "$tokenizer" --dtype bfloat16 --out "$work/model"
+  "$rollout" init-model --preset "$preset" --tokenizer "$tokenizer" --dtype bfloat16 --out "$work/model"
 fi
 prompt_count=$((batch * (steps > hf_steps ? steps : hf_steps)))
 python3 "$source_dir/bench/hf_grpo_step.py" prompts --model "$work/model" --count "$prompt_count" \
@@ -83,10 +90,10 @@ fi
 
 # The figures: ours averaged over steps 2..STEPS, HF over its timed steps (after the
 # first when there are several).
-python3 - "$out" "$work/model" "$batch" "$n" "$prompt_tokens" "$response_tokens" "$mini_batch" <<'EOF' | tee "$out/summary.txt"
+python3 - "$out" "$work/model" "$preset" "$batch" "$n" "$prompt_tokens" "$response_tokens" "$mini_batch" <<'EOF' | tee "$out/summary.txt"
 import json, os, sys
-out, model = sys.argv[1], sys.argv[2]
-batch, n, prompt_tokens, response_tokens, mini_batch = map(int, sys.argv[3:])
+out, model, preset = sys.argv[1], sys.argv[2], sys.argv[3]
+batch, n, prompt_tokens, response_tokens, mini_batch = map(int, sys.argv[4:])
 phases = ["gen", "reward", "old_log_prob", "ref", "adv", "update_actor", "step"]
 def mean(rows, key):
     values = [r[key] for r in rows if key in r]
@@ -117,14 +124,15 @@ config = json.load(open(f"{model}/config.json"))
 # sequence's KV (and writing the logits) and its FLOPs; prefill (each prompt once) and
 # the forward / forward+backward passes take at least their FLOPs.
 hidden, layers, vocab = config["hidden_size"], config["num_hidden_layers"], config["vocab_size"]
-kv = config["num_key_value_heads"] * (hidden // config["num_attention_heads"])
-body = layers * (2 * hidden * hidden + 2 * hidden * kv + 3 * hidden * config["intermediate_size"])
+head_dim = config.get("head_dim") or hidden // config["num_attention_heads"]
+q, kv = config["num_attention_heads"] * head_dim, config["num_key_value_heads"] * head_dim
+body = layers * (2 * hidden * q + 2 * hidden * kv + 3 * hidden * config["intermediate_size"])
 params = body + hidden * vocab
 length = prompt_tokens + response_tokens
 def flops(tokens, context, lm_head=True):
     """A forward pass over `tokens` tokens that see `context` each on average; lm_head:
     the LM head runs on them too."""
-    return tokens * (2 * (params if lm_head else body) + 4 * layers * hidden * context)
+    return tokens * (2 * (params if lm_head else body) + 4 * layers * q * context)
 # The scoring passes (old_log_prob, ref; the update's forward, and its backward at twice
 # that) at their least work: each prompt once per group, without the LM head, and each
 # response after it, as ours packs them (workers/response_scores.h) ...
@@ -147,7 +155,7 @@ bound = {"gen": gen_seconds, "reward": 0, "old_log_prob": scored_share * forward
 padded_bound_step = gen_seconds + 5 * padded_forward_flops / 790e12
 bound["step"] = sum(bound.values())
 print(f"\nGRPO step: {batch} prompts x n={n}, {prompt_tokens} + {response_tokens} tokens, bf16, one GPU, "
-      f"Qwen2.5-0.5B shape with vocabulary {vocab} ({params / 1e6:.0f}M parameters in matmuls)")
+      f"{preset} shape with vocabulary {vocab} ({params / 1e6:.0f}M parameters in matmuls)")
 print(f"{'phase':<14}{'ours s':>10}{'HF s':>10}{'HF/ours':>10}{'bound s':>10}{'bound/ours':>12}{'bound/HF':>10}")
 def fraction(bound_s, seconds):  # of the bound reached; "-" where there is none
     return f"{bound_s / seconds:.2f}" if bound_s and seconds == seconds and seconds > 0 else "-"

@@ -40,62 +40,9 @@ constexpr char kQwen25Template[] = R"tpl({%- if tools %}
 )tpl";
 
 // Qwen3's template (Qwen3-0.6B ... 32B), with the tool parts cut short.
-constexpr char kQwen3Template[] = R"tpl({%- if tools %}
-    {{- '<|im_start|>system\n' }}
-    {%- if messages[0].role == 'system' %}
-        {{- messages[0].content + '\n\n' }}
-    {%- endif %}
-    {{- "# Tools\n\n<tools></tools><|im_end|>\n" }}
-{%- else %}
-    {%- if messages[0].role == 'system' %}
-        {{- '<|im_start|>system\n' + messages[0].content + '<|im_end|>\n' }}
-    {%- endif %}
-{%- endif %}
-{%- set ns = namespace(multi_step_tool=true, last_query_index=messages|length - 1) %}
-{%- for message in messages[::-1] %}
-    {%- set index = (messages|length - 1) - loop.index0 %}
-    {%- if ns.multi_step_tool and message.role == "user" and message.content is string and not(message.content.startswith('<tool_response>') and message.content.endswith('</tool_response>')) %}
-        {%- set ns.multi_step_tool = false %}
-        {%- set ns.last_query_index = index %}
-    {%- endif %}
-{%- endfor %}
-{%- for message in messages %}
-    {%- if message.content is string %}
-        {%- set content = message.content %}
-    {%- else %}
-        {%- set content = '' %}
-    {%- endif %}
-    {%- if (message.role == "user") or (message.role == "system" and not loop.first) %}
-        {{- '<|im_start|>' + message.role + '\n' + content + '<|im_end|>' + '\n' }}
-    {%- elif message.role == "assistant" %}
-        {%- set reasoning_content = '' %}
-        {%- if message.reasoning_content is string %}
-            {%- set reasoning_content = message.reasoning_content %}
-        {%- else %}
-            {%- if '</think>' in content %}
-                {%- set reasoning_content = content.split('</think>')[0].rstrip('\n').split('<think>')[-1].lstrip('\n') %}
-                {%- set content = content.split('</think>')[-1].lstrip('\n') %}
-            {%- endif %}
-        {%- endif %}
-        {%- if loop.index0 > ns.last_query_index %}
-            {%- if loop.last or (not loop.last and reasoning_content) %}
-                {{- '<|im_start|>' + message.role + '\n<think>\n' + reasoning_content.strip('\n') + '\n</think>\n\n' + content.lstrip('\n') }}
-            {%- else %}
-                {{- '<|im_start|>' + message.role + '\n' + content }}
-            {%- endif %}
-        {%- else %}
-            {{- '<|im_start|>' + message.role + '\n' + content }}
-        {%- endif %}
-        {{- '<|im_end|>\n' }}
-    {%- endif %}
-{%- endfor %}
-{%- if add_generation_prompt %}
-    {{- '<|im_start|>assistant\n' }}
-    {%- if enable_thinking is defined and enable_thinking is false %}
-        {{- '<think>\n\n</think>\n\n' }}
-    {%- endif %}
-{%- endif %}
-)tpl";
+std::string Qwen3Template() {
+  return ReadFile("tests/data/qwen3_chat_template.jinja").value();
+}
 
 // Meta-Llama-3-8B-Instruct's template.
 constexpr char kLlama3Template[] =
@@ -159,7 +106,7 @@ TEST(ChatTemplate, Llama3TrimsContentAndPutsBeginOfTextOnlyFirst) {
 }
 
 TEST(ChatTemplate, Qwen3RendersAsItsJinjaTemplateDoes) {
-  ChatTemplate chat = MustRecognize(kQwen3Template);
+  ChatTemplate chat = MustRecognize(Qwen3Template());
   EXPECT_EQ(chat.Describe(), "qwen3");
   EXPECT_EQ(MustRender(chat, {{"user", "Hi"}}), "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
   // Reasoning of earlier turns is dropped.
@@ -188,10 +135,10 @@ TEST(ChatTemplate, Qwen3RendersAsItsJinjaTemplateDoes) {
 
 // Fine-tunes that always close the think block, or open one, in the generation prompt.
 TEST(ChatTemplate, Qwen3VariantsAreRefusedNotApproximated) {
-  std::string always_closed = kQwen3Template;
+  std::string always_closed = Qwen3Template();
   const std::string condition = "{%- if enable_thinking is defined and enable_thinking is false %}";
   always_closed.replace(always_closed.find(condition), condition.size(), "{%- if true %}");
-  std::string opened = kQwen3Template;
+  std::string opened = Qwen3Template();
   const std::string prompt = "{{- '<|im_start|>assistant\\n' }}";
   ASSERT_NE(opened.find(prompt), std::string::npos);
   opened.replace(opened.find(prompt), prompt.size(), "{{- '<|im_start|>assistant\\n<think>\\n' }}");

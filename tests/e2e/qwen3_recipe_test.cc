@@ -1,0 +1,74 @@
+// recipes/grpo_gsm8k_qwen3_0.6b.yaml, a GPU recipe, run on the CPU at reduced size
+// through real worker processes: a random tiny Qwen3 (per-head q/k norms) with the
+// fixture's tokenizer and Qwen3's chat template for the model, tests/data/gsm8k_tiny.jsonl
+// to train on, everything else as the recipe says — in particular its
+// data.apply_chat_template_kwargs.enable_thinking: false, which must reach the rollout's
+// prompts.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/match.h"
+#include "common/file_util.h"
+#include "tests/e2e/rollout_run.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/tiny_qwen3.h"
+
+namespace rollout {
+namespace {
+
+using testing::ReadJsonLines;
+using testing::RolloutIn;
+
+// A tiny Qwen3 model directory: random weights, the tiny Qwen2 fixture's tokenizer
+// files (EOS and padding as there) and Qwen3's chat template.
+void WriteTinyQwen3(const std::string& dir) {
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  models::TransformerConfig config = testing::TinyQwen3Config(514, /*head_dim=*/32);
+  config.eos_token_ids = {2};
+  config.pad_token_id = 0;
+  ASSERT_TRUE(testing::RandomQwen3(config, 3, models::LoadOptions())->Save(dir).ok());
+  for (const char* file : {"tokenizer.json", "tokenizer_config.json"}) {
+    ASSERT_TRUE(WriteFileAtomically(JoinPath(dir, file),
+                                    ReadFile(source + "/tests/data/tiny-qwen2/" + file).value())
+                    .ok());
+  }
+  ASSERT_TRUE(WriteFileAtomically(JoinPath(dir, "chat_template.jinja"),
+                                  ReadFile(source + "/tests/data/qwen3_chat_template.jinja").value())
+                  .ok());
+}
+
+TEST(Qwen3Recipe, TrainsTwoStepsOnTheCpuWithThinkingOff) {
+  testing::TempDir dir("qwen3_recipe_e2e");
+  WriteTinyQwen3(dir.Path("model"));
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  const testing::CommandResult train = RolloutIn(
+      dir.path(),
+      {"train", source + "/recipes/grpo_gsm8k_qwen3_0.6b.yaml",
+       "data.train_files=[" + source + "/tests/data/gsm8k_tiny.jsonl]", "data.val_files=[]",
+       "actor.model.path=" + dir.Path("model"), "trainer.device=cpu", "actor.model.dtype=float32",
+       "rollout.dtype=float32", "rollout.cpu_kv_cache_gib=0.05", "data.train_batch_size=4",
+       "actor.ppo_mini_batch_size=2", "actor.ppo_micro_batch_size_per_gpu=2", "rollout.n=2",
+       "data.max_prompt_length=256", "data.max_response_length=8", "trainer.total_training_steps=2",
+       "trainer.save_freq=-1", "trainer.logger=[console,jsonl]", "trainer.rollout_data_dir=dumps"});
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+
+  const auto steps = ReadJsonLines(dir.Path("jsonl_log/rollout_gsm8k/grpo_qwen3_0.6b/metrics.jsonl"));
+  ASSERT_EQ(steps.size(), 2u);
+  for (const nlohmann::json& metrics : steps) {
+    EXPECT_TRUE(metrics.contains("actor/kl_loss")) << metrics.dump();
+    EXPECT_GT(metrics["actor/grad_norm"].get<double>(), 0) << metrics.dump();
+  }
+  // The prompts the rollout generated from, decoded: Qwen3's generation prompt with the
+  // empty think block that enable_thinking: false adds.
+  const auto dumped = ReadJsonLines(dir.Path("dumps/1.jsonl"));
+  ASSERT_EQ(dumped.size(), 8u);  // 4 prompts x 2 responses
+  for (const nlohmann::json& line : dumped) {
+    EXPECT_TRUE(absl::EndsWith(line["input"].get<std::string>(), "assistant\n<think>\n\n</think>\n\n"))
+        << line["input"];
+  }
+}
+
+}  // namespace
+}  // namespace rollout
