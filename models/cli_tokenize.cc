@@ -27,6 +27,7 @@ struct TokenizeFlags {
   bool decode = false;
   bool chat = false;
   std::string chat_format;
+  bool enable_thinking = true;
   bool add_special_tokens = false;
   bool skip_special_tokens = false;
 };
@@ -43,7 +44,9 @@ FlagSet MakeFlags(TokenizeFlags* f) {
   flags.AddBool("decode", &f->decode, "token ids in, text out");
   flags.AddBool("chat", &f->chat, "chat messages in, prompt text and ids out");
   flags.AddString("chat_format", &f->chat_format,
-                  "chatml|llama3 instead of recognising the model's chat template");
+                  "chatml|llama3|qwen3 instead of recognising the model's chat template");
+  flags.AddBool("enable_thinking", &f->enable_thinking,
+                "false: Qwen3 chat prompts end in an empty think block (no reasoning)");
   flags.AddBool("add_special_tokens", &f->add_special_tokens,
                 "encode: add the post-processor's tokens (Llama 3: <|begin_of_text|>)");
   flags.AddBool("skip_special_tokens", &f->skip_special_tokens, "decode: leave special tokens out");
@@ -112,6 +115,7 @@ int RunTokenizeCommand(const std::vector<std::string>& args) {
   if (f.decode && f.chat) return usage_error("--decode and --chat exclude each other");
   TokenizerOptions options;
   options.chat_format = f.chat_format;
+  options.enable_thinking = f.enable_thinking;
   absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = Tokenizer::Load(f.tokenizer, options);
   if (!tokenizer.ok()) return usage_error(tokenizer.status().message());
   const Mode mode = f.decode ? Mode::kDecode : f.chat ? Mode::kChat : Mode::kEncode;

@@ -63,6 +63,16 @@ TEST(RolloutTokenize, RendersChatsWithTheGenerationPrompt) {
             "<|im_start|>assistant\\n\"}\n");
 }
 
+TEST(RolloutTokenize, Qwen3FormatWithThinkingOffClosesAnEmptyThinkBlock) {
+  Result result = RunTokenize(
+      With(With(With(With(kFixture, "--chat"), "--chat_format"), "qwen3"), "--enable_thinking=false"),
+      "[{\"role\": \"user\", \"content\": \"Hi\"}]\n");
+  EXPECT_EQ(result.exit_code, 0) << result.output;
+  EXPECT_THAT(result.output,
+              HasSubstr("\"text\":\"<|im_start|>user\\nHi<|im_end|>\\n<|im_start|>assistant\\n"
+                        "<think>\\n\\n</think>\\n\\n\"}"));
+}
+
 TEST(RolloutTokenize, BadLineStopsWithItsNumberAndExitOne) {
   Result result = RunTokenize(kFixture, "\"ok\"\n{\"txt\": 1}\n\"never\"\n");
   EXPECT_EQ(result.exit_code, 1);
