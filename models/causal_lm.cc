@@ -436,9 +436,12 @@ at::Tensor CausalLM::StepAttentionHeads(const DecoderLayer& layer, int64_t index
                                 layer.qkv_bias)) {
     const int64_t q_heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads;
     const int64_t dim = config_.head_dim;
-    const at::Tensor qkv = NormQkHeads(
-        layer, ProjectGroup({&layer.q_proj, &layer.k_proj, &layer.v_proj}, layer.qkv_weight,
-                            layer.qkv_bias, x));  // [N, (Hq + 2 Hkv) D]
+    const at::Tensor qkv = ProjectGroup({&layer.q_proj, &layer.k_proj, &layer.v_proj},
+                                        layer.qkv_weight, layer.qkv_bias, x);  // [N, (Hq + 2 Hkv) D]
+    if (config_.qk_norm) {
+      FusedQkHeadRmsNorm_(qkv, layer.q_norm, layer.k_norm, q_heads, kv_heads, dim,
+                          config_.rms_norm_eps);
+    }
     const double scale = 1.0 / std::sqrt(static_cast<double>(dim));
     at::Tensor out = cache.TryRotateAppendAndAttend(index, qkv, cos, sin, scale);  // [N, Hq, D]
     if (!out.defined()) {
@@ -451,17 +454,6 @@ at::Tensor CausalLM::StepAttentionHeads(const DecoderLayer& layer, int64_t index
   }
 #endif
   return AttentionHeads(layer, index, x, cos, sin, at::Tensor(), &cache);
-}
-
-at::Tensor CausalLM::NormQkHeads(const DecoderLayer& layer, const at::Tensor& qkv) const {
-  if (!config_.qk_norm) return qkv;
-  const int64_t q_heads = config_.num_attention_heads, kv_heads = config_.num_key_value_heads;
-  const at::Tensor heads = qkv.view({qkv.size(0), q_heads + 2 * kv_heads, config_.head_dim});
-  return at::cat({RmsNorm(heads.narrow(1, 0, q_heads), layer.q_norm),
-                  RmsNorm(heads.narrow(1, q_heads, kv_heads), layer.k_norm),
-                  heads.narrow(1, q_heads + kv_heads, kv_heads)},
-                 /*dim=*/1)
-      .view_as(qkv);
 }
 
 at::Tensor CausalLM::StepMlpActivation(const DecoderLayer& layer, const at::Tensor& x) const {

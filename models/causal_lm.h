@@ -143,9 +143,6 @@ class CausalLM {
                             const at::Tensor& cos, const at::Tensor& sin, const at::Tensor& mask,
                             KvCache* cache) const;
   at::Tensor MlpActivation(const DecoderLayer& layer, const at::Tensor& x) const;
-  // A fused q/k/v projection [N, (Hq + 2 Hkv) D] with each query and key head
-  // RMS-normalised (qk_norm), values as they are; `qkv` itself without qk_norm.
-  at::Tensor NormQkHeads(const DecoderLayer& layer, const at::Tensor& qkv) const;
   // The same for the inference step: with fused kernels and one GEMM per aliased group
   // (DecoderLayer) on CUDA while autograd is off, else as above.
   at::Tensor StepAttentionHeads(const DecoderLayer& layer, int64_t index, const at::Tensor& x,

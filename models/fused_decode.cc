@@ -96,6 +96,23 @@ std::pair<at::Tensor, at::Tensor> FusedRopeQk(const at::Tensor& qkv_in, const at
   return {q, k};
 }
 
+at::Tensor FusedQkHeadRmsNorm_(const at::Tensor& qkv, const at::Tensor& q_weight_in,
+                               const at::Tensor& k_weight_in, int64_t q_heads, int64_t kv_heads,
+                               int64_t dim, double eps) {
+  TORCH_CHECK(qkv.dim() == 2 && qkv.size(1) == (q_heads + 2 * kv_heads) * dim && qkv.stride(1) == 1,
+              "fused q/k norm: qkv must be [N, ", (q_heads + 2 * kv_heads) * dim,
+              "] with unit column stride, got ", qkv.sizes());
+  const at::Tensor q_weight = q_weight_in.to(qkv.scalar_type()).contiguous();
+  const at::Tensor k_weight = k_weight_in.to(qkv.scalar_type()).contiguous();
+  TORCH_CHECK(q_weight.numel() == dim && k_weight.numel() == dim,
+              "fused q/k norm: the weights must be [", dim, "]");
+  const c10::cuda::CUDAGuard guard(qkv.device());
+  cuda::LaunchQkHeadRmsNorm(KernelElementType(qkv.scalar_type()), qkv.data_ptr(), qkv.stride(0),
+                            q_weight.data_ptr(), k_weight.data_ptr(), qkv.size(0), q_heads, kv_heads,
+                            dim, static_cast<float>(eps), at::cuda::getCurrentCUDAStream());
+  return qkv;
+}
+
 at::Tensor FusedSwigluHalves(const at::Tensor& gate_up_in) {
   const at::Tensor gate_up = gate_up_in.contiguous();
   TORCH_CHECK(gate_up.dim() == 2 && gate_up.size(1) % 2 == 0,

@@ -31,6 +31,13 @@ std::pair<at::Tensor, at::Tensor> FusedRopeQk(const at::Tensor& qkv, const at::T
                                               const at::Tensor& sin, int64_t q_heads,
                                               int64_t kv_heads, int64_t dim);
 
+// qkv [N, (q_heads + 2 * kv_heads) * dim] (a fused q/k/v projection, rows of unit
+// column stride) with each query head RMS-normalised with q_weight [dim] and each key
+// head with k_weight [dim], in place (Qwen3's q_norm / k_norm); returns qkv.
+at::Tensor FusedQkHeadRmsNorm_(const at::Tensor& qkv, const at::Tensor& q_weight,
+                               const at::Tensor& k_weight, int64_t q_heads, int64_t kv_heads,
+                               int64_t dim, double eps);
+
 // gate_up [N, 2 * width] (a fused gate/up projection) -> silu(gate) * up [N, width].
 at::Tensor FusedSwigluHalves(const at::Tensor& gate_up);
 

@@ -128,6 +128,25 @@ __global__ void RopeQk(const T* __restrict__ qkv, int64_t qkv_stride, const T* _
   }
 }
 
+// One warp per head: grid (head groups of kHeadsPerBlock, tokens), lane l taking the
+// head's elements l, l + 32, ...
+constexpr int kHeadsPerBlock = kThreads / 32;
+
+template <typename T>
+__global__ void QkHeadRmsNorm(T* qkv, int64_t qkv_stride, const T* __restrict__ q_weight,
+                              const T* __restrict__ k_weight, int q_heads, int kv_heads, int dim,
+                              float eps) {
+  const int head = blockIdx.x * kHeadsPerBlock + threadIdx.x / 32, lane = threadIdx.x % 32;
+  if (head >= q_heads + kv_heads) return;
+  T* x = qkv + int64_t(blockIdx.y) * qkv_stride + int64_t(head) * dim;
+  const T* weight = head < q_heads ? q_weight : k_weight;
+  float squares = 0.f;
+  for (int j = lane; j < dim; j += 32) squares += ToFloat(x[j]) * ToFloat(x[j]);
+  for (int offset = 16; offset > 0; offset >>= 1) squares += __shfl_xor_sync(0xffffffff, squares, offset);
+  const float scale = rsqrtf(squares / float(dim) + eps);
+  for (int j = lane; j < dim; j += 32) x[j] = FromFloat<T>(ToFloat(x[j]) * scale * ToFloat(weight[j]));
+}
+
 // Grid (column packs, tokens), both strided.
 template <typename T, int N>
 __global__ void SwigluHalves(const T* __restrict__ gate_up, int64_t tokens, int64_t width,
@@ -204,6 +223,20 @@ void LaunchRopeQk(ElementType dtype, const void* qkv, int64_t qkv_stride, const 
         static_cast<const T*>(qkv), qkv_stride, static_cast<const T*>(cos),
         static_cast<const T*>(sin), int(q_heads), int(kv_heads), int(dim), static_cast<T*>(q_out),
         static_cast<T*>(k_out));
+  });
+}
+
+void LaunchQkHeadRmsNorm(ElementType dtype, void* qkv, int64_t qkv_stride, const void* q_weight,
+                         const void* k_weight, int64_t tokens, int64_t q_heads, int64_t kv_heads,
+                         int64_t dim, float eps, cudaStream_t stream) {
+  if (tokens == 0) return;
+  DispatchElementType(dtype, [&](auto zero) {
+    using T = decltype(zero);
+    const dim3 grid(static_cast<unsigned>((q_heads + kv_heads + kHeadsPerBlock - 1) / kHeadsPerBlock),
+                    static_cast<unsigned>(tokens));
+    QkHeadRmsNorm<T><<<grid, kThreads, 0, stream>>>(
+        static_cast<T*>(qkv), qkv_stride, static_cast<const T*>(q_weight),
+        static_cast<const T*>(k_weight), int(q_heads), int(kv_heads), int(dim), eps);
   });
 }
 

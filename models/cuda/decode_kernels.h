@@ -38,6 +38,15 @@ void LaunchRopeQk(ElementType dtype, const void* qkv, int64_t qkv_stride, const 
                   const void* sin, int64_t tokens, int64_t q_heads, int64_t kv_heads, int64_t dim,
                   void* q_out, void* k_out, cudaStream_t stream);
 
+// Qwen3's per-head RMSNorm of the query and key heads of a fused projection, in place:
+// row t of `qkv` (row stride `qkv_stride` elements) holds q_heads query heads, then
+// kv_heads key heads (then the values, untouched), each `dim` wide; each head x becomes
+// x * rsqrt(mean(x^2) + eps) * weight, with q_weight [dim] for query heads and k_weight
+// [dim] for key heads, rounded once.
+void LaunchQkHeadRmsNorm(ElementType dtype, void* qkv, int64_t qkv_stride, const void* q_weight,
+                         const void* k_weight, int64_t tokens, int64_t q_heads, int64_t kv_heads,
+                         int64_t dim, float eps, cudaStream_t stream);
+
 // out[t, i] = silu(gate_up[t, i]) * gate_up[t, width + i] for a fused gate/up
 // projection gate_up [tokens, 2 * width] -> out [tokens, width], contiguous.
 void LaunchSwigluHalves(ElementType dtype, const void* gate_up, int64_t tokens, int64_t width,

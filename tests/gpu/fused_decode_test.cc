@@ -36,6 +36,31 @@ TEST(FusedAddRmsNorm, MatchesAddThenRmsNorm) {
   EXPECT_LT(MaxDiff(alone, compat::RmsNorm(residual, weight, 1e-6)), 1e-5);
 }
 
+// Rows with a stride beyond their q/k/v (a wider projection's slice); values untouched.
+TEST(FusedQkHeadRmsNorm, NormalisesEachQueryAndKeyHeadInPlace) {
+  at::manual_seed(3);
+  const int64_t q_heads = 4, kv_heads = 2, dim = 128, tokens = 5;
+  const int64_t width = (q_heads + 2 * kv_heads) * dim;
+  const at::Tensor wide = at::randn({tokens, width + 64}) * 3;
+  const at::Tensor q_weight = at::rand({dim}) + 0.5, k_weight = at::rand({dim}) + 0.5;
+  for (const at::ScalarType dtype : {at::kFloat, at::kBFloat16}) {
+    SCOPED_TRACE(dtype);
+    // The reference in float32 from the inputs as the kernel sees them.
+    const at::Tensor heads = wide.to(dtype).to(at::kFloat).narrow(1, 0, width).view({tokens, -1, dim});
+    const at::Tensor q_w = q_weight.to(dtype).to(at::kFloat), k_w = k_weight.to(dtype).to(at::kFloat);
+    const at::Tensor want = at::cat({compat::RmsNorm(heads.narrow(1, 0, q_heads), q_w, 1e-6),
+                                     compat::RmsNorm(heads.narrow(1, q_heads, kv_heads), k_w, 1e-6),
+                                     heads.narrow(1, q_heads + kv_heads, kv_heads)},
+                                    1)
+                                 .view({tokens, width});
+    const at::Tensor gpu_wide = wide.to(dtype).cuda();
+    const at::Tensor gpu_qkv = gpu_wide.narrow(1, 0, width);
+    FusedQkHeadRmsNorm_(gpu_qkv, q_weight.cuda(), k_weight.cuda(), q_heads, kv_heads, dim, 1e-6);
+    EXPECT_LT(MaxDiff(gpu_qkv, want), dtype == at::kFloat ? 1e-5 : 3e-2);
+    EXPECT_EQ(MaxDiff(gpu_wide.narrow(1, width, 64), wide.narrow(1, width, 64).to(dtype)), 0.f);
+  }
+}
+
 TEST(FusedAddRmsNorm, RoundsTheSumBeforeNormalisingInBFloat16) {
   at::manual_seed(2);
   const at::Tensor residual = at::randn({4, 64}).to(at::kBFloat16);
@@ -255,7 +280,7 @@ TEST(CausalLmFusedStep, MatchesTheLayerByLayerStepWithTheGateUpSwigluKernel) {
   EXPECT_GT(fused.abs().max().item<float>(), 0.f);
 }
 
-// Qwen3's per-head q/k norms on the fused step's q/k/v group (CausalLM's NormQkHeads)
+// Qwen3's per-head q/k norms on the fused step's q/k/v group (FusedQkHeadRmsNorm_)
 // against the layer-by-layer step's norms of q and k.
 TEST(CausalLmFusedStep, NormsQwen3QueriesAndKeysAsTheLayerByLayerStep) {
   LoadOptions options;
