@@ -41,6 +41,7 @@ struct GenerateFlags {
   bool enable_prefix_caching = false;
   bool no_group_sharing = false;
   bool enable_thinking = true;
+  std::string date_string;
 };
 
 FlagSet MakeFlags(GenerateFlags* f) {
@@ -76,6 +77,8 @@ FlagSet MakeFlags(GenerateFlags* f) {
                 "prefill each of a prompt's n responses separately (for comparison)");
   flags.AddBool("enable_thinking", &f->enable_thinking,
                 "false: Qwen3 chat prompts end in an empty think block (no reasoning)");
+  flags.AddString("date_string", &f->date_string,
+                  "the date in Llama 3.1+ system headers (default: the template's)");
   return flags;
 }
 
@@ -157,6 +160,7 @@ absl::Status Generate(const GenerateFlags& f, std::ostream& out) {
   ASSIGN_OR_RETURN(std::unique_ptr<models::CausalLM> model, models::CausalLM::Load(f.model, load));
   models::TokenizerOptions tokenizer_options;
   tokenizer_options.enable_thinking = f.enable_thinking;
+  tokenizer_options.date_string = f.date_string;
   ASSIGN_OR_RETURN(std::unique_ptr<models::Tokenizer> tokenizer,
                    models::Tokenizer::Load(f.model, tokenizer_options));
 

@@ -6,13 +6,18 @@
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "models/unicode.h"
 
 namespace rollout::models {
 namespace {
 
 constexpr absl::string_view kSuggestFormat =
-    "; give an explicit prompt format instead (chatml, llama3 or qwen3)";
+    "; give an explicit prompt format instead (chatml, llama3, llama3.1 or qwen3)";
+
+// The date Llama 3.1 and 3.3 templates write when not given one.
+constexpr char kLlama31DefaultDate[] = "26 Jul 2024";
 
 // Whether a ChatML template with reasoning is Qwen3's (Qwen3-0.6B ... 32B): it splits
 // reasoning off assistant messages after the last user query, and adds the empty think
@@ -111,9 +116,10 @@ absl::string_view Trim(absl::string_view text) {
 absl::StatusOr<ChatTemplate> ChatTemplate::FromFormatName(absl::string_view name) {
   if (name == "chatml") return ChatTemplate(Format::kChatMl);
   if (name == "llama3") return ChatTemplate(Format::kLlama3);
+  if (name == "llama3.1") return ChatTemplate(Format::kLlama31);
   if (name == "qwen3") return ChatTemplate(Format::kQwen3);
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown prompt format '", name, "' (supported: chatml, llama3, qwen3)"));
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown prompt format '", name, "' (supported: chatml, llama3, llama3.1, qwen3)"));
 }
 
 absl::StatusOr<ChatTemplate> ChatTemplate::Recognize(absl::string_view text) {
@@ -129,10 +135,21 @@ absl::StatusOr<ChatTemplate> ChatTemplate::Recognize(absl::string_view text) {
     return ChatTemplate(Format::kChatMl, system.value_or(""), system.has_value());
   }
   if (absl::StrContains(text, "<|start_header_id|>") && absl::StrContains(text, "<|eot_id|>")) {
+    if (absl::StrContains(text, "<|image|>")) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the chat template is Llama 3.2 Vision's (images), which is not rendered natively",
+          kSuggestFormat));
+    }
+    if (absl::StrContains(text, "Cutting Knowledge Date: December 2023") &&
+        absl::StrContains(text, "\"Today Date: \" + date_string")) {
+      ChatTemplate chat(Format::kLlama31);
+      chat.dates_today_ = absl::StrContains(text, "strftime_now");
+      return chat;
+    }
     if (absl::StrContains(text, "Cutting Knowledge Date")) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "the chat template is Llama 3.1+ (date and tools in the system header), which is not "
-          "rendered natively",
+          "the chat template is a Llama 3.1+ variant (a date in the system header written "
+          "differently), which is not rendered natively",
           kSuggestFormat));
     }
     return ChatTemplate(Format::kLlama3);
@@ -157,6 +174,8 @@ absl::StatusOr<std::string> ChatTemplate::Render(const std::vector<ChatMessage>&
       return RenderChatMl(messages, add_generation_prompt);
     case Format::kLlama3:
       return RenderLlama3(messages, add_generation_prompt);
+    case Format::kLlama31:
+      return RenderLlama31(messages, add_generation_prompt);
     case Format::kQwen3:
       return RenderQwen3(messages, add_generation_prompt);
   }
@@ -181,6 +200,26 @@ std::string ChatTemplate::RenderLlama3(const std::vector<ChatMessage>& messages,
   std::string out;
   for (size_t i = 0; i < messages.size(); ++i) {
     if (i == 0) out += "<|begin_of_text|>";
+    absl::StrAppend(&out, "<|start_header_id|>", messages[i].role, "<|end_header_id|>\n\n",
+                    Trim(messages[i].content), "<|eot_id|>");
+  }
+  if (add_generation_prompt) out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
+  return out;
+}
+
+std::string ChatTemplate::RenderLlama31(const std::vector<ChatMessage>& messages,
+                                        bool add_generation_prompt) const {
+  std::string date = date_string_;
+  if (date.empty()) {
+    date = dates_today_ ? absl::FormatTime("%d %b %Y", absl::Now(), absl::LocalTimeZone())
+                        : kLlama31DefaultDate;
+  }
+  const bool has_system = !messages.empty() && messages[0].role == "system";
+  std::string out = absl::StrCat(
+      "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: "
+      "December 2023\nToday Date: ",
+      date, "\n\n", has_system ? Trim(messages[0].content) : "", "<|eot_id|>");
+  for (size_t i = has_system ? 1 : 0; i < messages.size(); ++i) {
     absl::StrAppend(&out, "<|start_header_id|>", messages[i].role, "<|end_header_id|>\n\n",
                     Trim(messages[i].content), "<|eot_id|>");
   }
@@ -228,6 +267,7 @@ std::string ChatTemplate::RenderQwen3(const std::vector<ChatMessage>& messages,
 std::string ChatTemplate::Describe() const {
   if (format_ == Format::kLlama3) return "llama3";
   if (format_ == Format::kQwen3) return "qwen3";
+  if (format_ == Format::kLlama31) return "llama3.1";
   if (!has_default_system_) return "chatml";
   return absl::StrCat("chatml with default system prompt '", default_system_, "'");
 }

@@ -7,6 +7,12 @@
 //           Cloud. You are a helpful assistant.") keeps that message.
 //   llama3  <|begin_of_text|><|start_header_id|>{role}<|end_header_id|>\n\n{content,
 //           trimmed}<|eot_id|> ... then <|start_header_id|>assistant<|end_header_id|>\n\n
+//   llama3.1  Llama 3.1 / 3.2 / 3.3 Instruct: <|begin_of_text|>, then always a system
+//           header "Cutting Knowledge Date: December 2023\nToday Date: {date}\n\n"
+//           followed by the system message (trimmed, or nothing), then as llama3. The
+//           date is set_date_string's, else today's ("%d %b %Y", local time) for a
+//           template that asks strftime_now for it (3.2, as transformers renders it),
+//           else "26 Jul 2024" (3.1, 3.3: the templates' own default).
 //   qwen3   ChatML as Qwen3's template writes it: an assistant message's reasoning
 //           (the text up to its last </think>) is dropped unless the message follows
 //           the last user message, where it is kept as <think>\n...\n</think>\n\n
@@ -14,8 +20,8 @@
 //           (set_enable_thinking) the generation prompt ends in an empty think block.
 //
 // Templates these do not reproduce are refused rather than approximated: unknown
-// ones, other ChatML with reasoning (<think>: Qwen3 variants, QwQ) and Llama 3.1+
-// (date/tools system header). The caller may then name a format explicitly. Tools
+// ones, other ChatML with reasoning (<think>: Qwen3 variants, QwQ) and Llama 3.2
+// Vision (images). The caller may then name a format explicitly. Tools
 // and function calling are not supported: messages are system/user/assistant with
 // string content.
 #pragma once
@@ -36,8 +42,8 @@ struct ChatMessage {
 
 class ChatTemplate {
  public:
-  // "chatml", "llama3" or "qwen3"; InvalidArgument naming the supported formats
-  // otherwise.
+  // "chatml", "llama3", "llama3.1" or "qwen3"; InvalidArgument naming the supported
+  // formats otherwise.
   static absl::StatusOr<ChatTemplate> FromFormatName(absl::string_view name);
 
   // The format a Jinja chat template's text renders; InvalidArgument saying the
@@ -50,15 +56,18 @@ class ChatTemplate {
   absl::StatusOr<std::string> Render(const std::vector<ChatMessage>& messages,
                                      bool add_generation_prompt) const;
 
-  // "chatml", "chatml with default system prompt '...'", "llama3", "qwen3".
+  // "chatml", "chatml with default system prompt '...'", "llama3", "llama3.1", "qwen3".
   std::string Describe() const;
 
   // transformers' apply_chat_template(enable_thinking=...) for Qwen3's template (true,
   // the default, renders as the argument left out); other formats ignore it.
   void set_enable_thinking(bool enable) { enable_thinking_ = enable; }
+  // apply_chat_template(date_string=...) for Llama 3.1+ templates ("26 Jul 2024");
+  // empty: the template's own choice. Other formats ignore it.
+  void set_date_string(std::string date) { date_string_ = std::move(date); }
 
  private:
-  enum class Format { kChatMl, kLlama3, kQwen3 };
+  enum class Format { kChatMl, kLlama3, kLlama31, kQwen3 };
   explicit ChatTemplate(Format format, std::string default_system = "",
                         bool has_default_system = false)
       : format_(format),
@@ -69,6 +78,8 @@ class ChatTemplate {
                            bool add_generation_prompt) const;
   std::string RenderLlama3(const std::vector<ChatMessage>& messages,
                            bool add_generation_prompt) const;
+  std::string RenderLlama31(const std::vector<ChatMessage>& messages,
+                            bool add_generation_prompt) const;
   std::string RenderQwen3(const std::vector<ChatMessage>& messages,
                           bool add_generation_prompt) const;
 
@@ -76,6 +87,8 @@ class ChatTemplate {
   std::string default_system_;  // used when the first message is not a system one
   bool has_default_system_;
   bool enable_thinking_ = true;
+  bool dates_today_ = false;  // llama3.1: the template asks strftime_now for the date
+  std::string date_string_;
 };
 
 }  // namespace rollout::models

@@ -28,6 +28,7 @@ struct TokenizeFlags {
   bool chat = false;
   std::string chat_format;
   bool enable_thinking = true;
+  std::string date_string;
   bool add_special_tokens = false;
   bool skip_special_tokens = false;
 };
@@ -44,9 +45,11 @@ FlagSet MakeFlags(TokenizeFlags* f) {
   flags.AddBool("decode", &f->decode, "token ids in, text out");
   flags.AddBool("chat", &f->chat, "chat messages in, prompt text and ids out");
   flags.AddString("chat_format", &f->chat_format,
-                  "chatml|llama3|qwen3 instead of recognising the model's chat template");
+                  "chatml|llama3|llama3.1|qwen3 instead of recognising the model's chat template");
   flags.AddBool("enable_thinking", &f->enable_thinking,
                 "false: Qwen3 chat prompts end in an empty think block (no reasoning)");
+  flags.AddString("date_string", &f->date_string,
+                  "the date in Llama 3.1+ system headers (default: the template's)");
   flags.AddBool("add_special_tokens", &f->add_special_tokens,
                 "encode: add the post-processor's tokens (Llama 3: <|begin_of_text|>)");
   flags.AddBool("skip_special_tokens", &f->skip_special_tokens, "decode: leave special tokens out");
@@ -116,6 +119,7 @@ int RunTokenizeCommand(const std::vector<std::string>& args) {
   TokenizerOptions options;
   options.chat_format = f.chat_format;
   options.enable_thinking = f.enable_thinking;
+  options.date_string = f.date_string;
   absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = Tokenizer::Load(f.tokenizer, options);
   if (!tokenizer.ok()) return usage_error(tokenizer.status().message());
   const Mode mode = f.decode ? Mode::kDecode : f.chat ? Mode::kChat : Mode::kEncode;

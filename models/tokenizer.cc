@@ -97,9 +97,12 @@ absl::Status Tokenizer::ChooseChatTemplate(const TokenizerConfigFiles& files,
   } else {
     chat_template_ = absl::FailedPreconditionError(
         "the model has no chat template (chat_template.jinja or tokenizer_config.json's "
-        "chat_template); give an explicit prompt format (chatml, llama3 or qwen3)");
+        "chat_template); give an explicit prompt format (chatml, llama3, llama3.1 or qwen3)");
   }
-  if (chat_template_.ok()) chat_template_->set_enable_thinking(options.enable_thinking);
+  if (chat_template_.ok()) {
+    chat_template_->set_enable_thinking(options.enable_thinking);
+    chat_template_->set_date_string(options.date_string);
+  }
   return absl::OkStatus();
 }
 

@@ -39,11 +39,14 @@ struct TokenizerConfigFiles;
 
 struct TokenizerOptions {
   // The prompt format for chats: "" recognises the model's chat template; "chatml",
-  // "llama3" or "qwen3" uses that format whatever the template says.
+  // "llama3", "llama3.1" or "qwen3" uses that format whatever the template says.
   std::string chat_format;
   // apply_chat_template's enable_thinking: false closes an empty think block in a
   // Qwen3 generation prompt (ChatTemplate::set_enable_thinking).
   bool enable_thinking = true;
+  // apply_chat_template's date_string for Llama 3.1+ system headers; empty: the
+  // template's own (ChatTemplate::set_date_string).
+  std::string date_string;
 };
 
 class Tokenizer {

@@ -95,8 +95,9 @@ absl::Status PolicyWorker::LoadModels() {
   ASSIGN_OR_RETURN(model_, models::CausalLM::Load(model.path(), load));
   const std::string tokenizer_dir = model.tokenizer_path().empty() ? model.path() : model.tokenizer_path();
   models::TokenizerOptions tokenizer_options;
-  tokenizer_options.enable_thinking =
-      setup_.recipe.data().apply_chat_template_kwargs().enable_thinking();
+  const config::ChatTemplateKwargs& chat_kwargs = setup_.recipe.data().apply_chat_template_kwargs();
+  tokenizer_options.enable_thinking = chat_kwargs.enable_thinking();
+  tokenizer_options.date_string = chat_kwargs.date_string();
   ASSIGN_OR_RETURN(tokenizer_, models::Tokenizer::Load(tokenizer_dir, tokenizer_options));
   if (model.lora_rank() > 0) {
     models::LoraConfig& lora = lora_.emplace();

@@ -399,14 +399,18 @@ TEST_F(RecipeLoader, AdamBetasAreVerlsListOfTwo) {
             "'actor.optim.betas' at " + path_ + ":3 must be <= 1, got 1.5");
 }
 
-// verl's `+data.apply_chat_template_kwargs.enable_thinking=False` for Qwen3 recipes.
-TEST_F(RecipeLoader, ChatTemplateKwargsTakeEnableThinking) {
+// verl's `+data.apply_chat_template_kwargs.enable_thinking=False` for Qwen3 recipes, and
+// date_string for Llama 3.1+ templates.
+TEST_F(RecipeLoader, ChatTemplateKwargsTakeEnableThinkingAndDateString) {
   EXPECT_TRUE(LoadOk(files_.Write("a.yaml", "data:\n  apply_chat_template_kwargs: {}\n"))
                   .recipe.data().apply_chat_template_kwargs().enable_thinking());
   EXPECT_FALSE(LoadOk(files_.Write("b.yaml", ""), {"+data.apply_chat_template_kwargs.enable_thinking=False"})
                    .recipe.data().apply_chat_template_kwargs().enable_thinking());
   EXPECT_FALSE(LoadOk(files_.Write("c.yaml", "data:\n  apply_chat_template_kwargs: {enable_thinking: false}\n"))
                    .recipe.data().apply_chat_template_kwargs().enable_thinking());
+  EXPECT_EQ(LoadOk(files_.Write("d.yaml", ""), {"data.apply_chat_template_kwargs.date_string='26 Jul 2024'"})
+                .recipe.data().apply_chat_template_kwargs().date_string(),
+            "26 Jul 2024");
   EXPECT_THAT(LoadError("data:\n  apply_chat_template_kwargs: {tools: []}\n"),
               ::testing::HasSubstr("data.apply_chat_template_kwargs.tools"));
 }

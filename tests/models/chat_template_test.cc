@@ -5,6 +5,9 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/match.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/file_util.h"
 
 namespace rollout::models {
@@ -42,6 +45,11 @@ constexpr char kQwen25Template[] = R"tpl({%- if tools %}
 // Qwen3's template (Qwen3-0.6B ... 32B), with the tool parts cut short.
 std::string Qwen3Template() {
   return ReadFile("tests/data/qwen3_chat_template.jinja").value();
+}
+
+// Llama 3.2 Instruct's template, with the tool parts cut short.
+std::string Llama32Template() {
+  return ReadFile("tests/data/llama3.2_chat_template.jinja").value();
 }
 
 // Meta-Llama-3-8B-Instruct's template.
@@ -158,20 +166,59 @@ TEST(ChatTemplate, UnknownTemplateIsRefusedWithAHint) {
   EXPECT_THAT(chat.status().message(), HasSubstr("explicit prompt format"));
 }
 
-TEST(ChatTemplate, ReasoningAndLlama31TemplatesAreRefusedNotApproximated) {
+TEST(ChatTemplate, ReasoningAndLlamaVisionTemplatesAreRefusedNotApproximated) {
   absl::StatusOr<ChatTemplate> qwen3 = ChatTemplate::Recognize(
       "{{- '<|im_start|>' + message.role + '\\n<think>\\n' + reasoning_content }}<|im_end|>");
   EXPECT_THAT(qwen3.status().message(), HasSubstr("<think>"));
-  absl::StatusOr<ChatTemplate> llama31 = ChatTemplate::Recognize(
-      "<|start_header_id|>system<|end_header_id|>{{- \"Cutting Knowledge Date: December 2023\\n\" "
-      "}}<|eot_id|>");
-  EXPECT_THAT(llama31.status().message(), HasSubstr("Llama 3.1"));
+  std::string vision = Llama32Template();
+  vision.replace(vision.find("{%- for message in messages %}"), 0, "{{- '<|image|>' }}");
+  EXPECT_THAT(ChatTemplate::Recognize(vision).status().message(), HasSubstr("Llama 3.2 Vision"));
 }
 
-TEST(ChatTemplate, FormatNamesAreChatMlLlama3AndQwen3) {
+// Llama 3.2's template with the date pinned (apply_chat_template(date_string=...)); the
+// expected prompts are jinja2's renders of tests/data/llama3.2_chat_template.jinja.
+TEST(ChatTemplate, Llama32RendersItsSystemHeaderWithTheDate) {
+  ChatTemplate chat = MustRecognize(Llama32Template());
+  EXPECT_EQ(chat.Describe(), "llama3.1");
+  chat.set_date_string("05 Mar 2026");
+  EXPECT_EQ(MustRender(chat, {{"user", "Hi"}}),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: "
+            "December 2023\nToday Date: 05 Mar 2026\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>"
+            "\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n");
+  EXPECT_EQ(MustRender(chat, {{"system", "  Be brief.\n"}, {"user", " 2+2? "}, {"assistant", "4\n"}, {"user", "3+3?"}}),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: "
+            "December 2023\nToday Date: 05 Mar 2026\n\nBe brief.<|eot_id|><|start_header_id|>user"
+            "<|end_header_id|>\n\n2+2?<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\n4"
+            "<|eot_id|><|start_header_id|>user<|end_header_id|>\n\n3+3?<|eot_id|><|start_header_id|>"
+            "assistant<|end_header_id|>\n\n");
+}
+
+// Unpinned, Llama 3.2's template takes today's date from strftime_now, as transformers
+// renders it; Llama 3.1's (no strftime_now) writes its own "26 Jul 2024".
+TEST(ChatTemplate, Llama31DatesAreTodayOnlyWhenTheTemplateAsksForIt) {
+  const std::string before = absl::FormatTime("%d %b %Y", absl::Now(), absl::LocalTimeZone());
+  const std::string rendered = MustRender(MustRecognize(Llama32Template()), {{"user", "Hi"}});
+  const std::string after = absl::FormatTime("%d %b %Y", absl::Now(), absl::LocalTimeZone());
+  EXPECT_TRUE(absl::StrContains(rendered, "Today Date: " + before + "\n") ||
+              absl::StrContains(rendered, "Today Date: " + after + "\n"))
+      << rendered;
+  std::string llama31 = Llama32Template();
+  const size_t from = llama31.find("{%- if not date_string is defined %}");
+  const size_t to = llama31.find("{%- if not tools is defined %}");
+  llama31.replace(from, to - from,
+                  "{%- if not date_string is defined %}\n    {%- set date_string = \"26 Jul 2024\" %}\n"
+                  "{%- endif %}\n");
+  EXPECT_EQ(MustRender(MustRecognize(llama31), {{"user", "Hi"}, {"assistant", "Hello"}}, false),
+            "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: "
+            "December 2023\nToday Date: 26 Jul 2024\n\n<|eot_id|><|start_header_id|>user<|end_header_id|>"
+            "\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHello<|eot_id|>");
+}
+
+TEST(ChatTemplate, FormatNamesChooseTheirFormats) {
   EXPECT_EQ(MustRender(*ChatTemplate::FromFormatName("chatml"), {{"user", "Hi"}}),
             "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
   EXPECT_EQ(ChatTemplate::FromFormatName("qwen3")->Describe(), "qwen3");
+  EXPECT_EQ(ChatTemplate::FromFormatName("llama3.1")->Describe(), "llama3.1");
   absl::StatusOr<ChatTemplate> unknown = ChatTemplate::FromFormatName("vicuna");
   EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(unknown.status().message(), HasSubstr("'vicuna'"));

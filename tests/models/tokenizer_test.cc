@@ -338,8 +338,9 @@ TEST(TokenizerChat, TemplateFromTokenizerConfigListIsRecognised) {
   EXPECT_THAT(refused.status().message(), HasSubstr("unknown chat template"));
 }
 
-// TokenizerOptions::enable_thinking reaches the chat template (data.apply_chat_template_kwargs).
-TEST(TokenizerChat, EnableThinkingFalseClosesQwen3sThinkBlock) {
+// TokenizerOptions' enable_thinking and date_string reach the chat template
+// (data.apply_chat_template_kwargs).
+TEST(TokenizerChat, ChatTemplateKwargsReachTheTemplate) {
   testing::TempDir dir("tokenizer");
   WriteEditedTokenizer(dir, [](json*) {});
   TokenizerOptions options;
@@ -352,6 +353,10 @@ TEST(TokenizerChat, EnableThinkingFalseClosesQwen3sThinkBlock) {
   options.enable_thinking = true;
   EXPECT_EQ(MustLoad(dir.path(), options)->RenderChat({{"user", "Hi"}}).value_or(""),
             "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  options.chat_format = "llama3.1";
+  options.date_string = "05 Mar 2026";
+  EXPECT_THAT(MustLoad(dir.path(), options)->RenderChat({{"user", "Hi"}}).value_or(""),
+              HasSubstr("\nToday Date: 05 Mar 2026\n\n<|eot_id|>"));
 }
 
 }  // namespace
