@@ -111,6 +111,17 @@ absl::string_view Trim(absl::string_view text) {
   return text.substr(start, end - start);
 }
 
+// Llama 3's turns from messages[first] on, each header, trimmed content and <|eot_id|>,
+// then the assistant header when `add_generation_prompt`.
+void AppendLlama3Turns(const std::vector<ChatMessage>& messages, size_t first,
+                       bool add_generation_prompt, std::string* out) {
+  for (size_t i = first; i < messages.size(); ++i) {
+    absl::StrAppend(out, "<|start_header_id|>", messages[i].role, "<|end_header_id|>\n\n",
+                    Trim(messages[i].content), "<|eot_id|>");
+  }
+  if (add_generation_prompt) *out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
+}
+
 }  // namespace
 
 absl::StatusOr<ChatTemplate> ChatTemplate::FromFormatName(absl::string_view name) {
@@ -197,13 +208,8 @@ std::string ChatTemplate::RenderChatMl(const std::vector<ChatMessage>& messages,
 
 std::string ChatTemplate::RenderLlama3(const std::vector<ChatMessage>& messages,
                                        bool add_generation_prompt) const {
-  std::string out;
-  for (size_t i = 0; i < messages.size(); ++i) {
-    if (i == 0) out += "<|begin_of_text|>";
-    absl::StrAppend(&out, "<|start_header_id|>", messages[i].role, "<|end_header_id|>\n\n",
-                    Trim(messages[i].content), "<|eot_id|>");
-  }
-  if (add_generation_prompt) out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
+  std::string out = messages.empty() ? "" : "<|begin_of_text|>";
+  AppendLlama3Turns(messages, 0, add_generation_prompt, &out);
   return out;
 }
 
@@ -219,11 +225,7 @@ std::string ChatTemplate::RenderLlama31(const std::vector<ChatMessage>& messages
       "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: "
       "December 2023\nToday Date: ",
       date, "\n\n", has_system ? Trim(messages[0].content) : "", "<|eot_id|>");
-  for (size_t i = has_system ? 1 : 0; i < messages.size(); ++i) {
-    absl::StrAppend(&out, "<|start_header_id|>", messages[i].role, "<|end_header_id|>\n\n",
-                    Trim(messages[i].content), "<|eot_id|>");
-  }
-  if (add_generation_prompt) out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
+  AppendLlama3Turns(messages, has_system ? 1 : 0, add_generation_prompt, &out);
   return out;
 }
 
