@@ -197,7 +197,7 @@ absl::Status OfflineTrainer::Fit(MetricsLogger& logger) {
   }
   if (recipe_.trainer().val_before_train() && RowCount(val_) > 0) {
     ASSIGN_OR_RETURN(const auto metrics, Validate());
-    RETURN_IF_ERROR(logger.Log(0, metrics));
+    RETURN_IF_ERROR(logger.Log(global_step_, metrics));  // 0, or the resumed checkpoint's step
   }
   while (global_step_ < total_steps_) {
     const int64_t step = global_step_ + 1;

@@ -391,8 +391,9 @@ absl::Status PpoTrainer::Fit(MetricsLogger& logger) {
   if (setup_.recipe.trainer().val_before_train() && !val_.examples.empty()) {
     std::vector<GenerationSample> generations;
     ASSIGN_OR_RETURN(const auto val_metrics, Validate(&generations));
-    RETURN_IF_ERROR(logger.Log(0, val_metrics));
-    RETURN_IF_ERROR(logger.LogGenerations(0, generations));
+    // At the step training starts from (0, or the resumed checkpoint's), as verl logs it.
+    RETURN_IF_ERROR(logger.Log(global_step_, val_metrics));
+    RETURN_IF_ERROR(logger.LogGenerations(global_step_, generations));
   }
   while (global_step_ < total_steps_) {
     const int64_t step = global_step_ + 1;

@@ -26,6 +26,7 @@ namespace {
 using testing::CommandResult;
 using testing::FileContents;
 using testing::LetterRows;
+using testing::ReadJsonLines;
 using testing::RolloutIn;
 using testing::StepMetrics;
 using ::testing::HasSubstr;
@@ -225,6 +226,8 @@ TEST_F(CheckpointTrain, APpoRunWithACriticAndAKlControllerResumesExactly) {
     args[1] = source + "/recipes/ppo_arith_tiny.yaml";  // gae with a critic, KL in the reward
     args.push_back("critic.ppo_mini_batch_size=2");
     args.push_back("algorithm.kl_ctrl.type=adaptive");  // a coefficient that moves: restored from the state
+    args.push_back("data.val_files=[" + Reference("data/val.jsonl") + "]");
+    args.push_back("trainer.val_before_train=true");
     return args;
   };
   ASSERT_EQ(RolloutIn(dir.path(), ppo("ppo_straight", {"trainer.total_training_steps=4", "trainer.save_freq=4"}))
@@ -237,6 +240,12 @@ TEST_F(CheckpointTrain, APpoRunWithACriticAndAKlControllerResumesExactly) {
   ExpectSameCheckpoint(dir.Path("ckpt/ppo_straight/global_step_4"), dir.Path("ckpt/ppo_resumed/global_step_4"),
                        {"actor", "critic"});
   EXPECT_THAT(FileContents(dir.Path("ckpt/ppo_resumed/global_step_4/trainer_state.json")), HasSubstr("kl_coef"));
+  // Each launch validated before training, at the step it started from (as verl logs it).
+  std::vector<int> validated_before_training;
+  for (const nlohmann::json& line : ReadJsonLines(dir.Path("jsonl_log/rollout_demo/ppo_resumed/metrics.jsonl"))) {
+    if (!line.contains("timing_s/step")) validated_before_training.push_back(line["step"].get<int>());
+  }
+  EXPECT_EQ(validated_before_training, (std::vector<int>{0, 2}));
 }
 
 TEST_F(CheckpointTrain, AnInterruptedSftRunResumesExactly) {
@@ -246,7 +255,8 @@ TEST_F(CheckpointTrain, AnInterruptedSftRunResumesExactly) {
     return std::vector<std::string>{
         "train", source + "/recipes/sft_tiny.yaml",
         "data.train_files=[" + Reference("data/sft_train.jsonl") + "]",
-        "data.val_files=[]", "actor.model.path=" + source + "/tests/data/tiny-qwen2",
+        "data.val_files=[" + Reference("data/sft_val.jsonl") + "]", "trainer.val_before_train=true",
+        "actor.model.path=" + source + "/tests/data/tiny-qwen2",
         "trainer.experiment_name=" + name, "trainer.default_local_dir=ckpt/" + name,
         "trainer.total_training_steps=4", "trainer.save_freq=2", "data.train_batch_size=4",
         "actor.ppo_micro_batch_size_per_gpu=4", "trainer.logger=[console,jsonl]"};
@@ -264,6 +274,14 @@ TEST_F(CheckpointTrain, AnInterruptedSftRunResumesExactly) {
   const std::map<int, nlohmann::json> a = StepMetrics(dir.path(), "sft_straight");
   const std::map<int, nlohmann::json> b = StepMetrics(dir.path(), "sft_resumed");
   for (int step = 3; step <= 4; ++step) EXPECT_EQ(a.at(step)["train/loss"], b.at(step)["train/loss"]) << step;
+  // Each launch validated before training, at the step it started from (as verl logs it).
+  std::vector<int> validated_before_training;
+  for (const nlohmann::json& line : ReadJsonLines(dir.Path("jsonl_log/rollout_demo/sft_resumed/metrics.jsonl"))) {
+    if (line.contains("val/loss") && !line.contains("train/loss")) {
+      validated_before_training.push_back(line["step"].get<int>());
+    }
+  }
+  EXPECT_EQ(validated_before_training, (std::vector<int>{0, 2}));
 }
 
 }  // namespace
