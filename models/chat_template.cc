@@ -14,7 +14,7 @@ namespace rollout::models {
 namespace {
 
 constexpr absl::string_view kSuggestFormat =
-    "; give an explicit prompt format instead (chatml, llama3, llama3.1 or qwen3)";
+    "; give an explicit prompt format instead (chatml, llama3, llama3.1, qwen3 or deepseek-r1)";
 
 // The date Llama 3.1 and 3.3 templates write when not given one.
 constexpr char kLlama31DefaultDate[] = "26 Jul 2024";
@@ -33,6 +33,22 @@ bool IsQwen3Template(absl::string_view text) {
          text.find(kEmptyThink, empty_think + 1) == absl::string_view::npos &&
          !absl::StrContains(text, "'<|im_start|>assistant\\n<think>\\n'");
 }
+
+// The lines of DeepSeek-R1-Distill's template that the deepseek-r1 format renders (tool
+// calls aside, which are refused): the last system message first, user content as is,
+// assistant content after its last </think>; and its generation prompt, in the current
+// revision (opening a think block) or the first.
+constexpr absl::string_view kDeepSeekR1Lines[] = {
+    "{% set ns.system_prompt = message['content'] %}",
+    "{{bos_token}}{{ns.system_prompt}}",
+    "{{'<｜User｜>' + message['content']}}",
+    "{% if '</think>' in content %}{% set content = content.split('</think>')[-1] %}{% endif %}"
+    "{{'<｜Assistant｜>' + content + '<｜end▁of▁sentence｜>'}}",
+};
+constexpr absl::string_view kDeepSeekR1ThinkPrompt =
+    "{% if add_generation_prompt and not ns.is_tool %}{{'<｜Assistant｜><think>\\n'}}{% endif %}";
+constexpr absl::string_view kDeepSeekR1PlainPrompt =
+    "{% if add_generation_prompt and not ns.is_tool %}{{'<｜Assistant｜>'}}{% endif %}";
 
 // Python's str.lstrip('\n') / rstrip('\n') / strip('\n').
 absl::string_view LstripNewlines(absl::string_view text) {
@@ -129,8 +145,9 @@ absl::StatusOr<ChatTemplate> ChatTemplate::FromFormatName(absl::string_view name
   if (name == "llama3") return ChatTemplate(Format::kLlama3);
   if (name == "llama3.1") return ChatTemplate(Format::kLlama31);
   if (name == "qwen3") return ChatTemplate(Format::kQwen3);
-  return absl::InvalidArgumentError(absl::StrCat(
-      "unknown prompt format '", name, "' (supported: chatml, llama3, llama3.1, qwen3)"));
+  if (name == "deepseek-r1") return ChatTemplate(Format::kDeepSeekR1);
+  return absl::InvalidArgumentError(absl::StrCat("unknown prompt format '", name,
+                                                 "' (supported: chatml, llama3, llama3.1, qwen3, deepseek-r1)"));
 }
 
 absl::StatusOr<ChatTemplate> ChatTemplate::Recognize(absl::string_view text) {
@@ -165,9 +182,25 @@ absl::StatusOr<ChatTemplate> ChatTemplate::Recognize(absl::string_view text) {
     }
     return ChatTemplate(Format::kLlama3);
   }
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown chat template (starting '", text.substr(0, 60),
-                   "'): only ChatML (Qwen) and Llama 3 templates are recognised", kSuggestFormat));
+  if (absl::StrContains(text, "<｜User｜>") && absl::StrContains(text, "<｜Assistant｜>")) {
+    const bool think_prompt = absl::StrContains(text, kDeepSeekR1ThinkPrompt);
+    const bool plain_prompt = absl::StrContains(text, kDeepSeekR1PlainPrompt);
+    bool all_lines = think_prompt != plain_prompt;
+    for (absl::string_view line : kDeepSeekR1Lines) all_lines = all_lines && absl::StrContains(text, line);
+    if (!all_lines) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the chat template is a DeepSeek one other than DeepSeek-R1-Distill's (V3, R1-0528 or "
+          "an edited copy), which is not rendered natively",
+          kSuggestFormat));
+    }
+    ChatTemplate chat(Format::kDeepSeekR1);
+    chat.opens_think_ = think_prompt;
+    return chat;
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      "unknown chat template (starting '", text.substr(0, 60),
+      "'): only ChatML (Qwen), Llama 3 and DeepSeek-R1-Distill templates are recognised",
+      kSuggestFormat));
 }
 
 absl::StatusOr<std::string> ChatTemplate::Render(const std::vector<ChatMessage>& messages,
@@ -189,6 +222,8 @@ absl::StatusOr<std::string> ChatTemplate::Render(const std::vector<ChatMessage>&
       return RenderLlama31(messages, add_generation_prompt);
     case Format::kQwen3:
       return RenderQwen3(messages, add_generation_prompt);
+    case Format::kDeepSeekR1:
+      return RenderDeepSeekR1(messages, add_generation_prompt);
   }
   return absl::InternalError("unhandled chat format");
 }
@@ -266,7 +301,32 @@ std::string ChatTemplate::RenderQwen3(const std::vector<ChatMessage>& messages,
   return out;
 }
 
+std::string ChatTemplate::RenderDeepSeekR1(const std::vector<ChatMessage>& messages,
+                                           bool add_generation_prompt) const {
+  std::string system;
+  for (const ChatMessage& message : messages) {
+    if (message.role == "system") system = message.content;
+  }
+  std::string out = absl::StrCat("<｜begin▁of▁sentence｜>", system);
+  for (const ChatMessage& message : messages) {
+    if (message.role == "user") {
+      absl::StrAppend(&out, "<｜User｜>", message.content);
+    } else if (message.role == "assistant") {
+      absl::string_view answer = message.content;
+      if (const size_t close = answer.rfind("</think>"); close != absl::string_view::npos) {
+        answer.remove_prefix(close + std::string_view("</think>").size());
+      }
+      absl::StrAppend(&out, "<｜Assistant｜>", answer, "<｜end▁of▁sentence｜>");
+    }
+  }
+  if (add_generation_prompt) absl::StrAppend(&out, "<｜Assistant｜>", opens_think_ ? "<think>\n" : "");
+  return out;
+}
+
 std::string ChatTemplate::Describe() const {
+  if (format_ == Format::kDeepSeekR1) {
+    return opens_think_ ? "deepseek-r1" : "deepseek-r1 without <think> in the generation prompt";
+  }
   if (format_ == Format::kLlama3) return "llama3";
   if (format_ == Format::kQwen3) return "qwen3";
   if (format_ == Format::kLlama31) return "llama3.1";

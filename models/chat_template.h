@@ -18,10 +18,15 @@
 //           the last user message, where it is kept as <think>\n...\n</think>\n\n
 //           (and an empty block is added to the final one); with enable_thinking false
 //           (set_enable_thinking) the generation prompt ends in an empty think block.
+//   deepseek-r1  DeepSeek-R1-Distill (Qwen and Llama): <｜begin▁of▁sentence｜>, the last
+//           system message's content, then <｜User｜>{content} and
+//           <｜Assistant｜>{content after its last </think>}<｜end▁of▁sentence｜>; the
+//           generation prompt <｜Assistant｜><think>\n (the template's current revision;
+//           its first one, recognised too, ends at <｜Assistant｜>).
 //
 // Templates these do not reproduce are refused rather than approximated: unknown
-// ones, other ChatML with reasoning (<think>: Qwen3 variants, QwQ) and Llama 3.2
-// Vision (images). The caller may then name a format explicitly. Tools
+// ones, other ChatML with reasoning (<think>: Qwen3 variants, QwQ), Llama 3.2
+// Vision (images) and other DeepSeek templates (V3, R1-0528). The caller may then name a format explicitly. Tools
 // and function calling are not supported: messages are system/user/assistant with
 // string content.
 #pragma once
@@ -42,8 +47,8 @@ struct ChatMessage {
 
 class ChatTemplate {
  public:
-  // "chatml", "llama3", "llama3.1" or "qwen3"; InvalidArgument naming the supported
-  // formats otherwise.
+  // "chatml", "llama3", "llama3.1", "qwen3" or "deepseek-r1"; InvalidArgument naming
+  // the supported formats otherwise.
   static absl::StatusOr<ChatTemplate> FromFormatName(absl::string_view name);
 
   // The format a Jinja chat template's text renders; InvalidArgument saying the
@@ -56,7 +61,8 @@ class ChatTemplate {
   absl::StatusOr<std::string> Render(const std::vector<ChatMessage>& messages,
                                      bool add_generation_prompt) const;
 
-  // "chatml", "chatml with default system prompt '...'", "llama3", "llama3.1", "qwen3".
+  // "chatml", "chatml with default system prompt '...'", "llama3", "llama3.1", "qwen3",
+  // "deepseek-r1", "deepseek-r1 without <think> in the generation prompt".
   std::string Describe() const;
 
   // transformers' apply_chat_template(enable_thinking=...) for Qwen3's template (true,
@@ -67,7 +73,7 @@ class ChatTemplate {
   void set_date_string(std::string date) { date_string_ = std::move(date); }
 
  private:
-  enum class Format { kChatMl, kLlama3, kLlama31, kQwen3 };
+  enum class Format { kChatMl, kLlama3, kLlama31, kQwen3, kDeepSeekR1 };
   explicit ChatTemplate(Format format, std::string default_system = "",
                         bool has_default_system = false)
       : format_(format),
@@ -82,12 +88,15 @@ class ChatTemplate {
                             bool add_generation_prompt) const;
   std::string RenderQwen3(const std::vector<ChatMessage>& messages,
                           bool add_generation_prompt) const;
+  std::string RenderDeepSeekR1(const std::vector<ChatMessage>& messages,
+                               bool add_generation_prompt) const;
 
   Format format_;
   std::string default_system_;  // used when the first message is not a system one
   bool has_default_system_;
   bool enable_thinking_ = true;
   bool dates_today_ = false;  // llama3.1: the template asks strftime_now for the date
+  bool opens_think_ = true;   // deepseek-r1: the generation prompt ends in <think>\n
   std::string date_string_;
 };
 

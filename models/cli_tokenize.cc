@@ -45,7 +45,8 @@ FlagSet MakeFlags(TokenizeFlags* f) {
   flags.AddBool("decode", &f->decode, "token ids in, text out");
   flags.AddBool("chat", &f->chat, "chat messages in, prompt text and ids out");
   flags.AddString("chat_format", &f->chat_format,
-                  "chatml|llama3|llama3.1|qwen3 instead of recognising the model's chat template");
+                  "chatml|llama3|llama3.1|qwen3|deepseek-r1 instead of recognising the model's "
+                  "chat template");
   flags.AddBool("enable_thinking", &f->enable_thinking,
                 "false: Qwen3 chat prompts end in an empty think block (no reasoning)");
   flags.AddString("date_string", &f->date_string,

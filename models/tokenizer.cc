@@ -97,7 +97,7 @@ absl::Status Tokenizer::ChooseChatTemplate(const TokenizerConfigFiles& files,
   } else {
     chat_template_ = absl::FailedPreconditionError(
         "the model has no chat template (chat_template.jinja or tokenizer_config.json's "
-        "chat_template); give an explicit prompt format (chatml, llama3, llama3.1 or qwen3)");
+        "chat_template); give an explicit prompt format (chatml, llama3, llama3.1, qwen3 or deepseek-r1)");
   }
   if (chat_template_.ok()) {
     chat_template_->set_enable_thinking(options.enable_thinking);

@@ -39,7 +39,8 @@ struct TokenizerConfigFiles;
 
 struct TokenizerOptions {
   // The prompt format for chats: "" recognises the model's chat template; "chatml",
-  // "llama3", "llama3.1" or "qwen3" uses that format whatever the template says.
+  // "llama3", "llama3.1", "qwen3" or "deepseek-r1" uses that format whatever the
+  // template says.
   std::string chat_format;
   // apply_chat_template's enable_thinking: false closes an empty think block in a
   // Qwen3 generation prompt (ChatTemplate::set_enable_thinking).

@@ -52,6 +52,12 @@ std::string Llama32Template() {
   return ReadFile("tests/data/llama3.2_chat_template.jinja").value();
 }
 
+// DeepSeek-R1-Distill's template (Qwen 1.5B ... 32B, Llama 8B and 70B), current
+// revision: the generation prompt opens a think block.
+std::string DeepSeekR1Template() {
+  return ReadFile("tests/data/deepseek_r1_distill_chat_template.jinja").value();
+}
+
 // Meta-Llama-3-8B-Instruct's template.
 constexpr char kLlama3Template[] =
     "{% set loop_messages = messages %}{% for message in loop_messages %}{% set content = "
@@ -214,11 +220,54 @@ TEST(ChatTemplate, Llama31DatesAreTodayOnlyWhenTheTemplateAsksForIt) {
             "\n\nHi<|eot_id|><|start_header_id|>assistant<|end_header_id|>\n\nHello<|eot_id|>");
 }
 
+// The expected prompts are jinja2's renders of
+// tests/data/deepseek_r1_distill_chat_template.jinja (bos_token <｜begin▁of▁sentence｜>).
+TEST(ChatTemplate, DeepSeekR1DistillRendersAsItsJinjaTemplateDoes) {
+  const ChatTemplate chat = MustRecognize(DeepSeekR1Template());
+  EXPECT_EQ(chat.Describe(), "deepseek-r1");
+  EXPECT_EQ(MustRender(chat, {{"user", "What is 2+3?"}}),
+            "<｜begin▁of▁sentence｜><｜User｜>What is 2+3?<｜Assistant｜><think>\n");
+  EXPECT_EQ(MustRender(chat, {{"system", "Be brief."}, {"user", "Hi"}}, false),
+            "<｜begin▁of▁sentence｜>Be brief.<｜User｜>Hi");
+  // The last system message wins, wherever it is; an answer keeps only what follows
+  // its last </think>, unstripped.
+  EXPECT_EQ(MustRender(chat, {{"system", "S1"},
+                              {"user", "Q1"},
+                              {"assistant", "<think>\nreason\n</think>\n\nA1"},
+                              {"system", "S2"},
+                              {"user", "Q2"}}),
+            "<｜begin▁of▁sentence｜>S2<｜User｜>Q1<｜Assistant｜>\n\nA1<｜end▁of▁sentence｜><｜User｜>Q2"
+            "<｜Assistant｜><think>\n");
+}
+
+TEST(ChatTemplate, DeepSeekR1DistillFirstRevisionEndsAtTheAssistantTag) {
+  std::string first = DeepSeekR1Template();
+  const std::string prompt = "{{'<｜Assistant｜><think>\\n'}}";
+  ASSERT_NE(first.find(prompt), std::string::npos);
+  first.replace(first.find(prompt), prompt.size(), "{{'<｜Assistant｜>'}}");
+  const ChatTemplate chat = MustRecognize(first);
+  EXPECT_EQ(chat.Describe(), "deepseek-r1 without <think> in the generation prompt");
+  EXPECT_EQ(MustRender(chat, {{"user", "What is 2+3?"}}),
+            "<｜begin▁of▁sentence｜><｜User｜>What is 2+3?<｜Assistant｜>");
+}
+
+TEST(ChatTemplate, OtherDeepSeekTemplatesAreRefusedNotApproximated) {
+  // R1-0528 and V3 render user turns differently (content joined, or after a tool check).
+  std::string variant = DeepSeekR1Template();
+  const std::string user = "{{'<｜User｜>' + message['content']}}";
+  variant.replace(variant.find(user), user.size(), "{{'<｜User｜>' + content}}");
+  absl::StatusOr<ChatTemplate> chat = ChatTemplate::Recognize(variant);
+  EXPECT_EQ(chat.status().code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(chat.status().message(), HasSubstr("DeepSeek one other than DeepSeek-R1-Distill's"));
+  EXPECT_THAT(chat.status().message(), HasSubstr("deepseek-r1"));
+}
+
 TEST(ChatTemplate, FormatNamesChooseTheirFormats) {
   EXPECT_EQ(MustRender(*ChatTemplate::FromFormatName("chatml"), {{"user", "Hi"}}),
             "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
   EXPECT_EQ(ChatTemplate::FromFormatName("qwen3")->Describe(), "qwen3");
   EXPECT_EQ(ChatTemplate::FromFormatName("llama3.1")->Describe(), "llama3.1");
+  EXPECT_EQ(ChatTemplate::FromFormatName("deepseek-r1")->Describe(), "deepseek-r1");
   absl::StatusOr<ChatTemplate> unknown = ChatTemplate::FromFormatName("vicuna");
   EXPECT_EQ(unknown.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(unknown.status().message(), HasSubstr("'vicuna'"));
