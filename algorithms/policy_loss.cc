@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 
+#include <algorithm>
+#include <tuple>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -83,6 +85,40 @@ absl::StatusOr<PolicyLossResult> Gspo(const Inputs& in, const PolicyLossOptions&
   return result;
 }
 
+// [B, T] bool: the response tokens whose covariance term (A - mean A)(log_prob - mean
+// log_prob), means over the response tokens, is among the k largest (kl_cov).
+at::Tensor LargestCovarianceTokens(const Inputs& in, double ratio) {
+  c10::NoGradGuard no_grad;
+  const at::Tensor response = in.mask != 0;
+  at::Tensor chosen = at::zeros_like(response);
+  const at::Tensor advantages = in.advantages.detach().masked_select(response);
+  const at::Tensor log_prob = in.log_prob.detach().masked_select(response);
+  const int64_t n = advantages.numel();
+  if (n == 0) return chosen;
+  const at::Tensor covariance = (advantages - advantages.mean()) * (log_prob - log_prob.mean());
+  const int64_t k = std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(n) * ratio));
+  const at::Tensor top = std::get<1>(covariance.topk(k));
+  const at::Tensor response_positions = response.reshape(-1).nonzero().squeeze(-1);
+  chosen.view(-1).index_fill_(0, response_positions.index_select(0, top), true);
+  return chosen;
+}
+
+absl::StatusOr<PolicyLossResult> KlCov(const Inputs& in, const PolicyLossOptions& options, ClipRange) {
+  const at::Tensor log_ratio = in.log_prob - in.old_log_prob;
+  const at::Tensor abs_kl = log_ratio.abs();
+  const at::Tensor plain = -in.advantages * log_ratio.exp();
+  const at::Tensor token_loss = at::where(LargestCovarianceTokens(in, options.kl_cov_ratio),
+                                          plain + options.ppo_kl_coef * abs_kl, plain);
+  PolicyLossResult result;
+  ASSIGN_OR_RETURN(result.loss, AggregateLoss(Weighted(token_loss, in), in.mask, options.loss_agg_mode,
+                                              options.loss_scale_factor));
+  c10::NoGradGuard no_grad;
+  result.pg_clipfrac = at::zeros({}, in.log_prob.options().dtype(at::kDouble));
+  result.pg_clipfrac_lower = at::zeros({}, in.log_prob.options().dtype(at::kDouble));
+  result.ppo_kl = MetricMean(abs_kl, in.mask);
+  return result;
+}
+
 using LossFn = absl::StatusOr<PolicyLossResult> (*)(const Inputs&, const PolicyLossOptions&,
                                                     ClipRange);
 
@@ -94,6 +130,7 @@ struct LossMode {
 constexpr LossMode kLossModes[] = {
     {"vanilla", Vanilla},
     {"gspo", Gspo},
+    {"kl_cov", KlCov},
 };
 
 absl::StatusOr<LossFn> FindLossMode(absl::string_view name) {
@@ -120,6 +157,15 @@ absl::Status CheckOptions(const PolicyLossOptions& options) {
   if (!(options.clip_ratio_c > 1)) {
     return absl::InvalidArgumentError(
         absl::StrCat("clip_ratio_c: the dual-clip bound must be > 1; got ", options.clip_ratio_c));
+  }
+  if (options.loss_mode == "kl_cov" && !(options.kl_cov_ratio > 0 && options.kl_cov_ratio <= 1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("kl_cov_ratio: the fraction of tokens penalised must be in (0, 1]; got ",
+                     options.kl_cov_ratio));
+  }
+  if (options.loss_mode == "kl_cov" && !(options.ppo_kl_coef >= 0)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("ppo_kl_coef: must be >= 0; got ", options.ppo_kl_coef));
   }
   return absl::OkStatus();
 }

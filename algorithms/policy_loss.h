@@ -1,5 +1,5 @@
 // PPO-style policy-gradient losses selected by verl's `actor.policy_loss.loss_mode`
-// (verl's compute_policy_loss_vanilla / compute_policy_loss_gspo), with their metrics.
+// (verl's compute_policy_loss_vanilla / _gspo / _kl_cov), with their metrics.
 //
 // Inputs, all [B, T] on one device:
 //   old_log_prob   floating; log-probabilities of the sampled tokens under the policy that
@@ -24,7 +24,7 @@ namespace rollout::algorithms {
 
 // verl's actor keys and defaults.
 struct PolicyLossOptions {
-  // "vanilla" or "gspo" (actor.policy_loss.loss_mode).
+  // "vanilla", "gspo" or "kl_cov" (actor.policy_loss.loss_mode).
   std::string loss_mode = "vanilla";
   // PPO's epsilon: the ratio is clipped to [1 - clip_ratio_low, 1 + clip_ratio_high].
   double clip_ratio = 0.2;
@@ -37,6 +37,10 @@ struct PolicyLossOptions {
   // does, and ignores this.
   std::string loss_agg_mode = "token-mean";
   double loss_scale_factor = 0;  // seq-mean-token-sum-norm's horizon; 0: T
+  // kl_cov: the fraction of response tokens penalised, in (0, 1], and the penalty's
+  // coefficient (actor.policy_loss.kl_cov_ratio / ppo_kl_coef).
+  double kl_cov_ratio = 0.0002;
+  double ppo_kl_coef = 0.1;
 };
 
 struct PolicyLossResult {
@@ -62,9 +66,17 @@ struct PolicyLossResult {
 //   (sg: stop-gradient), so its value is s_b while each token's gradient is its own; the
 //   log of that ratio is clamped at 10 from above. l = max(-A s, -A clip(s, 1 - low,
 //   1 + high)), aggregated with seq-mean-token-mean. No dual clip.
+// kl_cov (arXiv 2505.22617): no clipping; per token l = -A r with r = exp(log_prob -
+//   old_log_prob), except on the k = max(1, floor(n kl_cov_ratio)) of the n response
+//   tokens with the largest covariance term (A - mean A)(log_prob - mean log_prob)
+//   (means over the response tokens), where l = -A r + ppo_kl_coef |log_prob -
+//   old_log_prob|; aggregated by loss_agg_mode. pg_clipfrac and pg_clipfrac_lower are 0,
+//   ppo_kl is the masked mean of |old_log_prob - log_prob|, as in verl. Choosing the
+//   tokens synchronises with the device.
 //
 // InvalidArgument naming the problem for: an unknown loss_mode (listing the valid ones),
 // an unknown loss_agg_mode, clip ratios that are negative or non-finite, clip_ratio_c <= 1,
+// kl_cov_ratio outside (0, 1] or a negative ppo_kl_coef (kl_cov),
 // or inputs that fail CheckTokenLossInputs (shape, dtype, device, NaN / Inf).
 // Checking the inputs' finiteness synchronises with the device (see CheckFinite).
 absl::StatusOr<PolicyLossResult> ComputePolicyLoss(const at::Tensor& old_log_prob,

@@ -131,6 +131,8 @@ absl::Status PolicyWorker::CreateActor() {
   options.plan.data_parallel = setup_.data_parallel;
   options.temperature = setup_.recipe.rollout().temperature() > 0 ? setup_.recipe.rollout().temperature() : 1.0;
   options.policy_loss.loss_mode = actor.policy_loss().loss_mode();
+  options.policy_loss.kl_cov_ratio = actor.policy_loss().kl_cov_ratio();
+  options.policy_loss.ppo_kl_coef = actor.policy_loss().ppo_kl_coef();
   options.policy_loss.clip_ratio = actor.clip_ratio();
   options.policy_loss.clip_ratio_low = actor.clip_ratio_low();
   options.policy_loss.clip_ratio_high = actor.clip_ratio_high();

@@ -245,6 +245,40 @@ TEST(PolicyLossGspo, GradientFlowsPerTokenThroughTheSequenceRatio) {
   EXPECT_TRUE(at::allclose(log_prob.grad(), expected, 1e-7, 1e-9)) << log_prob.grad();
 }
 
+TEST(PolicyLossKlCov, PenalisesTheTokensOfLargestCovarianceOnly) {
+  // old_log_prob 0, so r = exp(log_prob); five response tokens (the last of row 1 masked):
+  //   log_prob  ln 2, ln 0.5, 0 | ln 1.25, ln 0.8;   A  1, 1, 1 | -1, -1
+  //   A - mean A = 0.8, 0.8, 0.8, -1.2, -1.2; log_prob - its mean (0) as is;
+  //   covariance 0.8 ln 2, -0.8 ln 2, 0, -1.2 ln 1.25, 1.2 ln 1.25.
+  // kl_cov_ratio 0.5: k = floor(2.5) = 2 tokens, (0, 0) and (1, 1), get 0.1 |log_prob|:
+  //   losses -2 + 0.1 ln 2, -0.5, -1, 1.25, 0.8 - 0.1 ln 0.8; token-mean
+  //   (-1.45 + 0.1 ln 2.5) / 5. ppo_kl = mean |log_prob| = (2 ln 2 + ln 1.5625) / 5.
+  //   Gradient (-A r + 0.1 sign(log_prob) where penalised) / 5:
+  //   -0.38, -0.1, -0.2 | 0.25, 0.14, 0. (Within 1e-8: token-mean's denominator has 1e-8 added.)
+  at::Tensor log_prob =
+      Doubles({std::log(2.0), std::log(0.5), 0, std::log(1.25), std::log(0.8), 7}, {2, 3})
+          .requires_grad_(true);
+  const at::Tensor advantages = Doubles({1, 1, 1, -1, -1, -1}, {2, 3});
+  const at::Tensor mask = Doubles({1, 1, 1, 1, 1, 0}, {2, 3});
+  PolicyLossOptions options = Options("kl_cov");
+  options.kl_cov_ratio = 0.5;
+  PolicyLossResult result =
+      ComputePolicyLoss(at::zeros({2, 3}, at::kDouble), log_prob, advantages, mask, options).value();
+  EXPECT_NEAR(result.loss.item<double>(), (-1.45 + 0.1 * std::log(2.5)) / 5, 1e-8);
+  EXPECT_NEAR(result.ppo_kl.item<double>(), (2 * std::log(2.0) + std::log(1.5625)) / 5, 1e-8);
+  EXPECT_EQ(result.pg_clipfrac.item<double>(), 0.0);
+  EXPECT_EQ(result.pg_clipfrac_lower.item<double>(), 0.0);
+  result.loss.backward();
+  const at::Tensor expected = Doubles({-0.38, -0.1, -0.2, 0.25, 0.14, 0}, {2, 3});
+  EXPECT_TRUE(at::allclose(log_prob.grad(), expected, 1e-8, 1e-9)) << log_prob.grad();
+  // The default ratio (0.0002) still penalises one token, the largest covariance's (0, 0).
+  options.kl_cov_ratio = 0.0002;
+  EXPECT_NEAR(ComputePolicyLoss(at::zeros({2, 3}, at::kDouble), log_prob.detach(), advantages, mask, options)
+                  .value()
+                  .loss.item<double>(),
+              (-1.45 + 0.1 * std::log(2.0)) / 5, 1e-8);
+}
+
 TEST(PolicyLoss, MaskedTokensChangeNothing) {
   at::manual_seed(4);
   const at::Tensor old_log_prob = at::randn({3, 5}, at::kDouble);
@@ -252,7 +286,7 @@ TEST(PolicyLoss, MaskedTokensChangeNothing) {
   const at::Tensor advantages = at::randn({3, 5}, at::kDouble);
   const at::Tensor mask = Doubles({1, 1, 1, 0, 0, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0}, {3, 5});
   const at::Tensor garbage = at::randn({3, 5}, at::kDouble) * 30 * (1 - mask);
-  for (const char* loss_mode : {"vanilla", "gspo"}) {
+  for (const char* loss_mode : {"vanilla", "gspo", "kl_cov"}) {
     for (const std::string& agg_mode : kAggModes) {
       PolicyLossOptions options = Options(loss_mode);
       options.loss_agg_mode = agg_mode;
@@ -278,7 +312,7 @@ TEST(PolicyLoss, MaskedTokensChangeNothing) {
 
 TEST(PolicyLoss, AllMaskedBatchGivesZeroLossAndMetrics) {
   const at::Tensor log_prob = at::randn({2, 3}, at::kDouble);
-  for (const char* loss_mode : {"vanilla", "gspo"}) {
+  for (const char* loss_mode : {"vanilla", "gspo", "kl_cov"}) {
     PolicyLossResult result =
         ComputePolicyLoss(log_prob * 0.5, log_prob, at::ones({2, 3}, at::kDouble),
                           at::zeros({2, 3}), Options(loss_mode))
@@ -304,7 +338,7 @@ TEST(PolicyLoss, UnknownLossModeListsTheValidOnes) {
   ASSERT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(
       result.status().message(),
-      "policy loss: loss_mode: unknown policy loss mode \"ppo\"; valid modes are vanilla, gspo");
+      "policy loss: loss_mode: unknown policy loss mode \"ppo\"; valid modes are vanilla, gspo, kl_cov");
 }
 
 TEST(PolicyLoss, RejectsBadOptionsAndInputsNamingThem) {
@@ -322,6 +356,10 @@ TEST(PolicyLoss, RejectsBadOptionsAndInputsNamingThem) {
       {[](PolicyLossOptions& o) { o.clip_ratio_high = -0.1; }, x, x,
        "clip_ratio_high: must be >= 0"},
       {[](PolicyLossOptions& o) { o.clip_ratio = NAN; }, x, x, "clip_ratio: must be >= 0"},
+      {[](PolicyLossOptions& o) { o.loss_mode = "kl_cov", o.kl_cov_ratio = 0; }, x, x,
+       "kl_cov_ratio: the fraction of tokens penalised must be in (0, 1]"},
+      {[](PolicyLossOptions& o) { o.loss_mode = "kl_cov", o.ppo_kl_coef = -1; }, x, x,
+       "ppo_kl_coef: must be >= 0"},
       {[](PolicyLossOptions& o) { o.loss_agg_mode = "sum"; }, x, x, "unknown mode \"sum\""},
       {[](PolicyLossOptions&) {}, nan_log_prob, x,
        "log_prob: 1 NaN and 0 infinite values (first at [1, 2])"},
