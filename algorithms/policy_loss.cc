@@ -85,6 +85,34 @@ absl::StatusOr<PolicyLossResult> Gspo(const Inputs& in, const PolicyLossOptions&
   return result;
 }
 
+absl::StatusOr<PolicyLossResult> GeoMean(const Inputs& in, const PolicyLossOptions&, ClipRange clip) {
+  const at::Tensor log_ratio = in.log_prob - in.old_log_prob;
+  const at::Tensor mask = in.mask.to(log_ratio.scalar_type());
+  // Per token the clipped log-ratio where clipping lowers the objective, sign-aware:
+  // sign(A) min(sign(A) x, sign(A) clamp(x, -low, high)).
+  const at::Tensor sign = in.advantages.sign();
+  const at::Tensor clamped = log_ratio.clamp(-clip.low, clip.high);
+  const at::Tensor token_log_ratio = sign * at::minimum(sign * log_ratio, sign * clamped);
+  // The sequence's geometric-mean ratio and mean advantage (verl's 1e-8 in the count).
+  const at::Tensor count = mask.sum(-1) + 1e-8;
+  const at::Tensor ratio = ((token_log_ratio * mask).sum(-1) / count).exp();
+  const at::Tensor advantage = (in.advantages * mask).sum(-1) / count;
+  at::Tensor sequence_loss = -advantage * ratio;
+  if (in.token_weights.defined()) {
+    // The tokens' weights as the sequence's geometric mean, as verl does.
+    sequence_loss = sequence_loss *
+                    (((in.token_weights.detach() + 1e-10).log() * mask).sum(-1) / count).exp();
+  }
+  PolicyLossResult result;
+  result.loss = sequence_loss.mean();
+  c10::NoGradGuard no_grad;
+  const at::Tensor clipped = log_ratio != clamped;
+  result.pg_clipfrac = MetricMean(clipped.logical_and(in.advantages > 0), in.mask);
+  result.pg_clipfrac_lower = MetricMean(clipped.logical_and(in.advantages < 0), in.mask);
+  result.ppo_kl = MetricMean(-log_ratio, in.mask);
+  return result;
+}
+
 // [B, T] bool: the response tokens whose covariance term (A - mean A)(log_prob - mean
 // log_prob), means over the response tokens, is among the k largest (kl_cov).
 at::Tensor LargestCovarianceTokens(const Inputs& in, double ratio) {
@@ -131,6 +159,7 @@ constexpr LossMode kLossModes[] = {
     {"vanilla", Vanilla},
     {"gspo", Gspo},
     {"kl_cov", KlCov},
+    {"geo_mean", GeoMean},
 };
 
 absl::StatusOr<LossFn> FindLossMode(absl::string_view name) {

@@ -1,5 +1,5 @@
 // PPO-style policy-gradient losses selected by verl's `actor.policy_loss.loss_mode`
-// (verl's compute_policy_loss_vanilla / _gspo / _kl_cov), with their metrics.
+// (verl's compute_policy_loss_vanilla / _gspo / _kl_cov / _geo_mean), with their metrics.
 //
 // Inputs, all [B, T] on one device:
 //   old_log_prob   floating; log-probabilities of the sampled tokens under the policy that
@@ -24,7 +24,7 @@ namespace rollout::algorithms {
 
 // verl's actor keys and defaults.
 struct PolicyLossOptions {
-  // "vanilla", "gspo" or "kl_cov" (actor.policy_loss.loss_mode).
+  // "vanilla", "gspo", "kl_cov" or "geo_mean" (actor.policy_loss.loss_mode).
   std::string loss_mode = "vanilla";
   // PPO's epsilon: the ratio is clipped to [1 - clip_ratio_low, 1 + clip_ratio_high].
   double clip_ratio = 0.2;
@@ -73,6 +73,14 @@ struct PolicyLossResult {
 //   old_log_prob|; aggregated by loss_agg_mode. pg_clipfrac and pg_clipfrac_lower are 0,
 //   ppo_kl is the masked mean of |old_log_prob - log_prob|, as in verl. Choosing the
 //   tokens synchronises with the device.
+// geo_mean (GMPO, arXiv 2507.20673): per token x = log_prob - old_log_prob, clipped where
+//   that lowers the objective: x' = sign(A) min(sign(A) x, sign(A) clamp(x, -low, high));
+//   per sequence the geometric-mean ratio r_b = exp(sum x' / (n_b + 1e-8)) and the mean
+//   advantage A_b = sum A / (n_b + 1e-8) over its n_b response tokens; the loss is the
+//   batch mean of -A_b r_b (loss_agg_mode ignored, as in verl), token weights entering as
+//   their geometric mean over the sequence. pg_clipfrac / pg_clipfrac_lower: masked
+//   fractions of tokens whose x was clamped with A > 0 / A < 0; ppo_kl as vanilla's,
+//   unclamped.
 //
 // InvalidArgument naming the problem for: an unknown loss_mode (listing the valid ones),
 // an unknown loss_agg_mode, clip ratios that are negative or non-finite, clip_ratio_c <= 1,

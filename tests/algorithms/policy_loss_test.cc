@@ -279,6 +279,37 @@ TEST(PolicyLossKlCov, PenalisesTheTokensOfLargestCovarianceOnly) {
               (-1.45 + 0.1 * std::log(2.0)) / 5, 1e-8);
 }
 
+TEST(PolicyLossGeoMean, HandComputedCase) {
+  // old_log_prob 0, so x = log_prob; clip 0.2: x clamped to [-0.2, 0.2].
+  //   row 0: x 0.1, 0.5 (masked third), A 1:  x' = 0.1, 0.2 (min for A > 0);
+  //          r = exp(0.3 / 2), A_b = 1: loss -e^0.15
+  //   row 1: x -0.5, 0.1 (masked third), A -1: x' = -0.2, 0.1 (max for A < 0);
+  //          r = exp(-0.1 / 2), A_b = -1: loss e^-0.05
+  // Batch mean (e^-0.05 - e^0.15) / 2. Clamped: (0, 1) with A > 0, (1, 0) with A < 0:
+  // pg_clipfrac = pg_clipfrac_lower = 1 / 4; ppo_kl = -(0.1 + 0.5 - 0.5 + 0.1) / 4.
+  // Gradient: clamped tokens 0; else -A_b r_b / (2 rows x n_b): -e^0.15 / 4, e^-0.05 / 4.
+  at::Tensor log_prob = Doubles({0.1, 0.5, 0, -0.5, 0.1, 9}, {2, 3}).requires_grad_(true);
+  const at::Tensor advantages = Doubles({1, 1, 1, -1, -1, -1}, {2, 3});
+  const at::Tensor mask = Doubles({1, 1, 0, 1, 1, 0}, {2, 3});
+  const at::Tensor old_log_prob = at::zeros({2, 3}, at::kDouble);
+  PolicyLossResult result =
+      ComputePolicyLoss(old_log_prob, log_prob, advantages, mask, Options("geo_mean")).value();
+  EXPECT_NEAR(result.loss.item<double>(), (std::exp(-0.05) - std::exp(0.15)) / 2, 1e-8);
+  EXPECT_NEAR(result.pg_clipfrac.item<double>(), 0.25, 1e-8);
+  EXPECT_NEAR(result.pg_clipfrac_lower.item<double>(), 0.25, 1e-8);
+  EXPECT_NEAR(result.ppo_kl.item<double>(), -0.05, 1e-8);
+  result.loss.backward();
+  const at::Tensor expected = Doubles({-std::exp(0.15) / 4, 0, 0, 0, std::exp(-0.05) / 4, 0}, {2, 3});
+  EXPECT_TRUE(at::allclose(log_prob.grad(), expected, 1e-7, 1e-9)) << log_prob.grad();
+  // Token weights enter as their geometric mean over the sequence: 2 and 0.5 here (within
+  // verl's 1e-10 inside the log and 1e-8 in the count).
+  const at::Tensor weights = Doubles({4, 1, 7, 1, 0.25, 9}, {2, 3});
+  EXPECT_NEAR(ComputePolicyLoss(old_log_prob, log_prob.detach(), advantages, mask, Options("geo_mean"), weights)
+                  .value()
+                  .loss.item<double>(),
+              (0.5 * std::exp(-0.05) - 2 * std::exp(0.15)) / 2, 1e-7);
+}
+
 TEST(PolicyLoss, MaskedTokensChangeNothing) {
   at::manual_seed(4);
   const at::Tensor old_log_prob = at::randn({3, 5}, at::kDouble);
@@ -286,7 +317,7 @@ TEST(PolicyLoss, MaskedTokensChangeNothing) {
   const at::Tensor advantages = at::randn({3, 5}, at::kDouble);
   const at::Tensor mask = Doubles({1, 1, 1, 0, 0, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0}, {3, 5});
   const at::Tensor garbage = at::randn({3, 5}, at::kDouble) * 30 * (1 - mask);
-  for (const char* loss_mode : {"vanilla", "gspo", "kl_cov"}) {
+  for (const char* loss_mode : {"vanilla", "gspo", "kl_cov", "geo_mean"}) {
     for (const std::string& agg_mode : kAggModes) {
       PolicyLossOptions options = Options(loss_mode);
       options.loss_agg_mode = agg_mode;
@@ -312,7 +343,7 @@ TEST(PolicyLoss, MaskedTokensChangeNothing) {
 
 TEST(PolicyLoss, AllMaskedBatchGivesZeroLossAndMetrics) {
   const at::Tensor log_prob = at::randn({2, 3}, at::kDouble);
-  for (const char* loss_mode : {"vanilla", "gspo", "kl_cov"}) {
+  for (const char* loss_mode : {"vanilla", "gspo", "kl_cov", "geo_mean"}) {
     PolicyLossResult result =
         ComputePolicyLoss(log_prob * 0.5, log_prob, at::ones({2, 3}, at::kDouble),
                           at::zeros({2, 3}), Options(loss_mode))
@@ -338,7 +369,7 @@ TEST(PolicyLoss, UnknownLossModeListsTheValidOnes) {
   ASSERT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(
       result.status().message(),
-      "policy loss: loss_mode: unknown policy loss mode \"ppo\"; valid modes are vanilla, gspo, kl_cov");
+      "policy loss: loss_mode: unknown policy loss mode \"ppo\"; valid modes are vanilla, gspo, kl_cov, geo_mean");
 }
 
 TEST(PolicyLoss, RejectsBadOptionsAndInputsNamingThem) {
