@@ -190,6 +190,18 @@ absl::StatusOr<Advantages> RlooAdvantages(const at::Tensor& token_level_rewards,
   return Advantages{advantages, advantages};
 }
 
+absl::StatusOr<Advantages> GpgAdvantages(const at::Tensor& token_level_rewards,
+                                         const at::Tensor& response_mask, const at::Tensor& index) {
+  ASSIGN_OR_RETURN(const OutcomeInputs in,
+                   PrepareOutcome(token_level_rewards, response_mask, index));
+  const RowGroupStats stats = GroupStats(in.scores, in.index);
+  const at::Tensor mean = at::where(stats.size == 1, at::zeros_like(stats.mean), stats.mean);
+  const at::Tensor rewarded = (in.scores != 0).sum().clamp_min(1).to(in.scores.scalar_type());
+  const at::Tensor alpha = static_cast<double>(in.scores.size(0)) / rewarded;
+  const at::Tensor advantages = Broadcast(alpha * (in.scores - mean), in.mask);
+  return Advantages{advantages, advantages};
+}
+
 absl::StatusOr<Advantages> ReinforcePlusPlusAdvantages(const at::Tensor& token_level_rewards,
                                                        const at::Tensor& response_mask,
                                                        double gamma) {
@@ -272,6 +284,10 @@ const Estimator kEstimators[] = {
     {"remax",
      [](const AdvantageInputs& in, const AdvantageOptions&) {
        return RemaxAdvantages(in.token_level_rewards, in.reward_baselines, in.response_mask);
+     }},
+    {"gpg",
+     [](const AdvantageInputs& in, const AdvantageOptions&) {
+       return GpgAdvantages(in.token_level_rewards, in.response_mask, in.index);
      }},
 };
 

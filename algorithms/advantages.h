@@ -80,6 +80,13 @@ absl::StatusOr<Advantages> GrpoAdvantages(const at::Tensor& token_level_rewards,
 absl::StatusOr<Advantages> RlooAdvantages(const at::Tensor& token_level_rewards,
                                           const at::Tensor& response_mask, const at::Tensor& index);
 
+// verl's gpg (GPG, arXiv 2504.02546): alpha (s - mean), where mean is the group's mean
+// (0 for a group of one) and alpha = B / max(1, rows of the batch with a nonzero score),
+// which scales the gradient up when few responses earn a reward. Broadcast over T times
+// the mask; returns == advantages.
+absl::StatusOr<Advantages> GpgAdvantages(const at::Tensor& token_level_rewards,
+                                         const at::Tensor& response_mask, const at::Tensor& index);
+
 // verl's reinforce_plus_plus: returns_t = r_t + gamma * running, where the running
 // return restarts at 0 after every masked token; advantages =
 // MaskedWhiten(returns, mask) * mask. InvalidArgument when the mask selects fewer than
@@ -103,7 +110,7 @@ absl::StatusOr<Advantages> RemaxAdvantages(const at::Tensor& token_level_rewards
                                            const at::Tensor& response_mask);
 
 // The names ComputeAdvantages accepts, in a fixed order: gae, grpo, rloo,
-// reinforce_plus_plus, reinforce_plus_plus_baseline, remax.
+// reinforce_plus_plus, reinforce_plus_plus_baseline, remax, gpg.
 const std::vector<std::string>& AdvantageEstimatorNames();
 
 // Runs the estimator `adv_estimator` names (verl's names, above) on the inputs it needs;

@@ -85,6 +85,17 @@ absl::StatusOr<PolicyLossResult> Gspo(const Inputs& in, const PolicyLossOptions&
   return result;
 }
 
+absl::StatusOr<PolicyLossResult> Gpg(const Inputs& in, const PolicyLossOptions& options, ClipRange) {
+  PolicyLossResult result;
+  ASSIGN_OR_RETURN(result.loss, AggregateLoss(Weighted(-in.log_prob * in.advantages, in), in.mask,
+                                              options.loss_agg_mode, options.loss_scale_factor));
+  const at::Tensor zero = at::zeros({}, in.log_prob.options().dtype(at::kDouble));
+  result.pg_clipfrac = zero;
+  result.pg_clipfrac_lower = zero;
+  result.ppo_kl = zero;
+  return result;
+}
+
 absl::StatusOr<PolicyLossResult> GeoMean(const Inputs& in, const PolicyLossOptions&, ClipRange clip) {
   const at::Tensor log_ratio = in.log_prob - in.old_log_prob;
   const at::Tensor mask = in.mask.to(log_ratio.scalar_type());
@@ -160,6 +171,7 @@ constexpr LossMode kLossModes[] = {
     {"gspo", Gspo},
     {"kl_cov", KlCov},
     {"geo_mean", GeoMean},
+    {"gpg", Gpg},
 };
 
 absl::StatusOr<LossFn> FindLossMode(absl::string_view name) {

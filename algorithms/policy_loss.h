@@ -1,5 +1,6 @@
 // PPO-style policy-gradient losses selected by verl's `actor.policy_loss.loss_mode`
-// (verl's compute_policy_loss_vanilla / _gspo / _kl_cov / _geo_mean), with their metrics.
+// (verl's compute_policy_loss_vanilla / _gspo / _kl_cov / _geo_mean / _gpg), with their
+// metrics.
 //
 // Inputs, all [B, T] on one device:
 //   old_log_prob   floating; log-probabilities of the sampled tokens under the policy that
@@ -24,7 +25,7 @@ namespace rollout::algorithms {
 
 // verl's actor keys and defaults.
 struct PolicyLossOptions {
-  // "vanilla", "gspo", "kl_cov" or "geo_mean" (actor.policy_loss.loss_mode).
+  // "vanilla", "gspo", "kl_cov", "geo_mean" or "gpg" (actor.policy_loss.loss_mode).
   std::string loss_mode = "vanilla";
   // PPO's epsilon: the ratio is clipped to [1 - clip_ratio_low, 1 + clip_ratio_high].
   double clip_ratio = 0.2;
@@ -81,6 +82,9 @@ struct PolicyLossResult {
 //   their geometric mean over the sequence. pg_clipfrac / pg_clipfrac_lower: masked
 //   fractions of tokens whose x was clamped with A > 0 / A < 0; ppo_kl as vanilla's,
 //   unclamped.
+// gpg (GPG, arXiv 2504.02546): plain policy gradient, l = -A log_prob per token (no ratio,
+//   no clipping; old_log_prob unused), aggregated by loss_agg_mode; every metric 0, as in
+//   verl.
 //
 // InvalidArgument naming the problem for: an unknown loss_mode (listing the valid ones),
 // an unknown loss_agg_mode, clip ratios that are negative or non-finite, clip_ratio_c <= 1,

@@ -17,7 +17,7 @@ const char kAdamWImpl[] = "the Python module verl imports its optimizer from; Ad
 const char kAdamWKwargs[] = "extra keyword arguments for verl's optimizer class; AdamW here takes optim.lr, betas, eps and weight_decay";
 const char kNoRewardModel[] = "a setting of verl's reward model, which is not implemented (reward_model.enable: false)";
 const char kMultiTurn[] = "a setting of multi-turn rollouts with tools, which are not implemented (rollout.multi_turn.enable: false)";
-const char kClipCovLoss[] = "a parameter of verl's clip_cov policy loss, which is not implemented; actor.policy_loss.loss_mode offers vanilla, gspo, kl_cov and geo_mean";
+const char kClipCovLoss[] = "a parameter of verl's clip_cov policy loss, which is not implemented; actor.policy_loss.loss_mode offers vanilla, gspo, kl_cov, geo_mean and gpg";
 const char kZeroIndexed[] = "the schedule here counts the first update as step 0, verl's default; counting from 1 is not offered";
 
 const std::vector<VerlInertKey>& Table() {

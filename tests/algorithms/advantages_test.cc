@@ -160,6 +160,23 @@ TEST(RlooAdvantage, ScoreMinusTheMeanOfTheOthers) {
   ExpectClose(rloo.returns, rloo.advantages);
 }
 
+TEST(GpgAdvantage, GroupMeanCentredAndScaledByTheShareOfRewardedRows) {
+  // Scores (1, 0 | 1, 1 | 2): groups 0, 0 | 1, 1 | 2 alone; 4 of the 5 rows have a nonzero
+  // score, so alpha = 5 / 4. Group 0 mean 1/2: +-0.625; group 1: 0, 0; group 2 alone
+  // (mean 0): 2 * 1.25 = 2.5.
+  at::Tensor scores = Doubles({1, 0, 1, 1, 2}, {5, 1});
+  Advantages gpg = GpgAdvantages(scores * at::ones({5, 2}, at::kDouble) / 2, at::ones({5, 2}),
+                                 Ids({0, 0, 1, 1, 2}))
+                       .value();
+  ExpectClose(gpg.advantages, Doubles({0.625, 0.625, -0.625, -0.625, 0, 0, 0, 0, 2.5, 2.5}, {5, 2}));
+  ExpectClose(gpg.returns, gpg.advantages);
+  // No rewarded row: alpha = 5 / 1, every advantage 0 (each group's scores equal).
+  ExpectClose(GpgAdvantages(at::zeros({5, 2}, at::kDouble), at::ones({5, 2}), Ids({0, 0, 1, 1, 2}))
+                  .value()
+                  .advantages,
+              at::zeros({5, 2}, at::kDouble));
+}
+
 TEST(ReinforcePlusPlusAdvantage, HandComputedDiscountedReturns) {
   // gamma 0.5. Row 0 rewards (0, 0, 1): returns (0.25, 0.5, 1). Row 1 rewards (0, 2, 0)
   // with token 2 masked: returns (1, 2, 0). Whitened over the five unmasked returns
@@ -262,6 +279,7 @@ TEST(ComputeAdvantages, DispatchesByVerlName) {
                    ReinforcePlusPlusBaselineAdvantages(r, m, batch.index).value()));
   EXPECT_TRUE(same(ComputeAdvantages("remax", inputs, options),
                    RemaxAdvantages(r, inputs.reward_baselines, m).value()));
+  EXPECT_TRUE(same(ComputeAdvantages("gpg", inputs, options), GpgAdvantages(r, m, batch.index).value()));
 }
 
 TEST(ComputeAdvantages, UnknownNameListsTheValidOnes) {
@@ -270,7 +288,7 @@ TEST(ComputeAdvantages, UnknownNameListsTheValidOnes) {
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(result.status().message(),
             "unknown adv_estimator 'gaee'; valid: gae, grpo, rloo, reinforce_plus_plus, "
-            "reinforce_plus_plus_baseline, remax");
+            "reinforce_plus_plus_baseline, remax, gpg");
 }
 
 TEST(ComputeAdvantages, MissingInputIsNamed) {

@@ -310,6 +310,22 @@ TEST(PolicyLossGeoMean, HandComputedCase) {
               (0.5 * std::exp(-0.05) - 2 * std::exp(0.15)) / 2, 1e-7);
 }
 
+TEST(PolicyLossGpg, IsMinusAdvantageTimesLogProbAggregated) {
+  // Tokens (log_prob, A): (-1, 2), (-0.5, -1), (-2, 1) | (-3, 4) masked. token-mean:
+  // (2 - 0.5 + 2) / 3 = 7 / 6; gradient -A / 3; old_log_prob plays no part.
+  at::Tensor log_prob = Doubles({-1, -0.5, -2, -3}, {2, 2}).requires_grad_(true);
+  const at::Tensor advantages = Doubles({2, -1, 1, 4}, {2, 2});
+  const at::Tensor mask = Doubles({1, 1, 1, 0}, {2, 2});
+  PolicyLossResult result =
+      ComputePolicyLoss(at::randn({2, 2}, at::kDouble), log_prob, advantages, mask, Options("gpg")).value();
+  EXPECT_NEAR(result.loss.item<double>(), 7.0 / 6, 1e-8);
+  EXPECT_EQ(result.pg_clipfrac.item<double>(), 0.0);
+  EXPECT_EQ(result.ppo_kl.item<double>(), 0.0);
+  result.loss.backward();
+  EXPECT_TRUE(at::allclose(log_prob.grad(), Doubles({-2.0 / 3, 1.0 / 3, -1.0 / 3, 0}, {2, 2}), 1e-7, 1e-9))
+      << log_prob.grad();
+}
+
 TEST(PolicyLoss, MaskedTokensChangeNothing) {
   at::manual_seed(4);
   const at::Tensor old_log_prob = at::randn({3, 5}, at::kDouble);
@@ -317,7 +333,7 @@ TEST(PolicyLoss, MaskedTokensChangeNothing) {
   const at::Tensor advantages = at::randn({3, 5}, at::kDouble);
   const at::Tensor mask = Doubles({1, 1, 1, 0, 0, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0}, {3, 5});
   const at::Tensor garbage = at::randn({3, 5}, at::kDouble) * 30 * (1 - mask);
-  for (const char* loss_mode : {"vanilla", "gspo", "kl_cov", "geo_mean"}) {
+  for (const char* loss_mode : {"vanilla", "gspo", "kl_cov", "geo_mean", "gpg"}) {
     for (const std::string& agg_mode : kAggModes) {
       PolicyLossOptions options = Options(loss_mode);
       options.loss_agg_mode = agg_mode;
@@ -343,7 +359,7 @@ TEST(PolicyLoss, MaskedTokensChangeNothing) {
 
 TEST(PolicyLoss, AllMaskedBatchGivesZeroLossAndMetrics) {
   const at::Tensor log_prob = at::randn({2, 3}, at::kDouble);
-  for (const char* loss_mode : {"vanilla", "gspo", "kl_cov", "geo_mean"}) {
+  for (const char* loss_mode : {"vanilla", "gspo", "kl_cov", "geo_mean", "gpg"}) {
     PolicyLossResult result =
         ComputePolicyLoss(log_prob * 0.5, log_prob, at::ones({2, 3}, at::kDouble),
                           at::zeros({2, 3}), Options(loss_mode))
@@ -369,7 +385,7 @@ TEST(PolicyLoss, UnknownLossModeListsTheValidOnes) {
   ASSERT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(
       result.status().message(),
-      "policy loss: loss_mode: unknown policy loss mode \"ppo\"; valid modes are vanilla, gspo, kl_cov, geo_mean");
+      "policy loss: loss_mode: unknown policy loss mode \"ppo\"; valid modes are vanilla, gspo, kl_cov, geo_mean, gpg");
 }
 
 TEST(PolicyLoss, RejectsBadOptionsAndInputsNamingThem) {
