@@ -41,6 +41,11 @@ at::Tensor MetricMean(const at::Tensor& values, const at::Tensor& mask) {
   return MaskedMean(values.detach().to(at::kDouble), mask.to(at::kDouble));
 }
 
+// A metric a loss mode does not have (verl reports 0), like MetricMean's results.
+at::Tensor ZeroMetric(const Inputs& in) {
+  return at::zeros({}, in.log_prob.options().dtype(at::kDouble));
+}
+
 absl::StatusOr<PolicyLossResult> Vanilla(const Inputs& in, const PolicyLossOptions& options,
                                          ClipRange clip) {
   const at::Tensor log_ratio = (in.log_prob - in.old_log_prob).clamp(-20.0, 20.0);
@@ -80,7 +85,7 @@ absl::StatusOr<PolicyLossResult> Gspo(const Inputs& in, const PolicyLossOptions&
                    AggregateLoss(Weighted(at::maximum(unclipped, clipped), in), in.mask, "seq-mean-token-mean"));
   c10::NoGradGuard no_grad;
   result.pg_clipfrac = MetricMean(clipped > unclipped, in.mask);
-  result.pg_clipfrac_lower = at::zeros({}, in.log_prob.options().dtype(at::kDouble));
+  result.pg_clipfrac_lower = ZeroMetric(in);
   result.ppo_kl = MetricMean(-log_ratio, in.mask);
   return result;
 }
@@ -89,10 +94,9 @@ absl::StatusOr<PolicyLossResult> Gpg(const Inputs& in, const PolicyLossOptions& 
   PolicyLossResult result;
   ASSIGN_OR_RETURN(result.loss, AggregateLoss(Weighted(-in.log_prob * in.advantages, in), in.mask,
                                               options.loss_agg_mode, options.loss_scale_factor));
-  const at::Tensor zero = at::zeros({}, in.log_prob.options().dtype(at::kDouble));
-  result.pg_clipfrac = zero;
-  result.pg_clipfrac_lower = zero;
-  result.ppo_kl = zero;
+  result.pg_clipfrac = ZeroMetric(in);
+  result.pg_clipfrac_lower = ZeroMetric(in);
+  result.ppo_kl = ZeroMetric(in);
   return result;
 }
 
@@ -152,8 +156,8 @@ absl::StatusOr<PolicyLossResult> KlCov(const Inputs& in, const PolicyLossOptions
   ASSIGN_OR_RETURN(result.loss, AggregateLoss(Weighted(token_loss, in), in.mask, options.loss_agg_mode,
                                               options.loss_scale_factor));
   c10::NoGradGuard no_grad;
-  result.pg_clipfrac = at::zeros({}, in.log_prob.options().dtype(at::kDouble));
-  result.pg_clipfrac_lower = at::zeros({}, in.log_prob.options().dtype(at::kDouble));
+  result.pg_clipfrac = ZeroMetric(in);
+  result.pg_clipfrac_lower = ZeroMetric(in);
   result.ppo_kl = MetricMean(abs_kl, in.mask);
   return result;
 }
