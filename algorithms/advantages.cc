@@ -2,6 +2,7 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
 #include <tuple>
 
 #include "absl/strings/str_cat.h"
@@ -91,6 +92,18 @@ absl::StatusOr<OutcomeInputs> PrepareOutcome(const at::Tensor& rewards, const at
   return out;
 }
 
+// Each row's group id as a dense position in [0, groups) ("inverse"), and the group count.
+struct DenseGroups {
+  at::Tensor of_row;  // [B] int64
+  int64_t count;
+};
+
+DenseGroups Densify(const at::Tensor& index) {
+  const auto unique =
+      at::_unique2(index, /*sorted=*/true, /*return_inverse=*/true, /*return_counts=*/false);
+  return {std::get<1>(unique), std::get<0>(unique).size(0)};
+}
+
 // Statistics of each row's group, gathered back to rows: [B] each, scores' dtype.
 struct RowGroupStats {
   at::Tensor size;
@@ -99,11 +112,10 @@ struct RowGroupStats {
 };
 
 RowGroupStats GroupStats(const at::Tensor& scores, const at::Tensor& index) {
-  at::Tensor groups, inverse, counts;
-  std::tie(groups, inverse, counts) =
-      at::_unique2(index, /*sorted=*/true, /*return_inverse=*/true, /*return_counts=*/true);
-  const at::Tensor size = counts.to(scores.scalar_type());
-  const at::Tensor zeros = at::zeros({groups.size(0)}, scores.options());
+  const DenseGroups groups = Densify(index);
+  const at::Tensor& inverse = groups.of_row;
+  const at::Tensor zeros = at::zeros({groups.count}, scores.options());
+  const at::Tensor size = zeros.index_add(0, inverse, at::ones_like(scores));
   const at::Tensor mean = zeros.index_add(0, inverse, scores) / size;
   const at::Tensor centered = scores - mean.index_select(0, inverse);
   const at::Tensor std = (zeros.index_add(0, inverse, centered * centered) / (size - 1)).sqrt();
@@ -202,6 +214,58 @@ absl::StatusOr<Advantages> GpgAdvantages(const at::Tensor& token_level_rewards,
   return Advantages{advantages, advantages};
 }
 
+absl::StatusOr<Advantages> OpoAdvantages(const at::Tensor& token_level_rewards,
+                                         const at::Tensor& response_mask, const at::Tensor& index) {
+  ASSIGN_OR_RETURN(const OutcomeInputs in,
+                   PrepareOutcome(token_level_rewards, response_mask, index));
+  const DenseGroups groups = Densify(in.index);
+  const at::Tensor lengths = in.mask.sum(-1);
+  const at::Tensor zeros = at::zeros({groups.count}, in.scores.options());
+  const at::Tensor group_rows = zeros.index_add(0, groups.of_row, at::ones_like(lengths));
+  const at::Tensor group_lengths = zeros.index_add(0, groups.of_row, lengths);
+  const at::Tensor weighted = zeros.index_add(0, groups.of_row, lengths * in.scores);
+  // A group of one, or one whose rows are all empty, has baseline 0.
+  const at::Tensor baseline = at::where((group_rows > 1).logical_and(group_lengths > 0),
+                                        weighted / group_lengths.clamp_min(1), zeros);
+  const at::Tensor advantages = Broadcast(in.scores - baseline.index_select(0, groups.of_row), in.mask);
+  return Advantages{advantages, advantages};
+}
+
+absl::StatusOr<Advantages> GrpoPassKAdvantages(const at::Tensor& token_level_rewards,
+                                               const at::Tensor& response_mask,
+                                               const at::Tensor& index,
+                                               bool norm_adv_by_std_in_grpo, double epsilon) {
+  ASSIGN_OR_RETURN(const OutcomeInputs in,
+                   PrepareOutcome(token_level_rewards, response_mask, index));
+  const RowGroupStats stats = GroupStats(in.scores, in.index);
+  const at::Tensor lonely = (stats.size < 2).nonzero();
+  if (lonely.numel() > 0) {
+    const int64_t row = lonely[0].item<int64_t>();
+    return absl::InvalidArgumentError(absl::StrCat(
+        "needs at least 2 responses per prompt (rollout.n >= 2); row ", row, "'s group (index ",
+        in.index[row].item<int64_t>(), ") has 1"));
+  }
+  const DenseGroups groups = Densify(in.index);
+  const int64_t rows = in.scores.size(0);
+  const at::Tensor empty = at::zeros({groups.count}, in.scores.options());
+  const at::Tensor best = empty.scatter_reduce(0, groups.of_row, in.scores, "amax", false);
+  // The group's first row holding its best score wins; the runner-up is the best of the rest
+  // (equal to the best on a tie, which leaves the winner an advantage of 0).
+  const at::Tensor row_ids = at::arange(rows, in.index.options());
+  const at::Tensor is_best = in.scores == best.index_select(0, groups.of_row);
+  const at::Tensor winner =
+      at::full({groups.count}, rows, row_ids.options())
+          .scatter_reduce(0, groups.of_row, at::where(is_best, row_ids, at::full_like(row_ids, rows)),
+                          "amin", false);
+  const at::Tensor wins = row_ids == winner.index_select(0, groups.of_row);
+  const at::Tensor others = at::where(wins, at::full_like(in.scores, -INFINITY), in.scores);
+  const at::Tensor runner_up = empty.scatter_reduce(0, groups.of_row, others, "amax", false);
+  at::Tensor margin = (best - runner_up).index_select(0, groups.of_row);
+  if (norm_adv_by_std_in_grpo) margin = margin / (stats.std + epsilon);
+  const at::Tensor advantages = Broadcast(at::where(wins, margin, at::zeros_like(margin)), in.mask);
+  return Advantages{advantages, advantages};
+}
+
 absl::StatusOr<Advantages> ReinforcePlusPlusAdvantages(const at::Tensor& token_level_rewards,
                                                        const at::Tensor& response_mask,
                                                        double gamma) {
@@ -288,6 +352,15 @@ const Estimator kEstimators[] = {
     {"gpg",
      [](const AdvantageInputs& in, const AdvantageOptions&) {
        return GpgAdvantages(in.token_level_rewards, in.response_mask, in.index);
+     }},
+    {"opo",
+     [](const AdvantageInputs& in, const AdvantageOptions&) {
+       return OpoAdvantages(in.token_level_rewards, in.response_mask, in.index);
+     }},
+    {"grpo_passk",
+     [](const AdvantageInputs& in, const AdvantageOptions& o) {
+       return GrpoPassKAdvantages(in.token_level_rewards, in.response_mask, in.index,
+                                  o.norm_adv_by_std_in_grpo, o.epsilon);
      }},
 };
 

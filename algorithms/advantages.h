@@ -40,7 +40,7 @@ struct AdvantageInputs {
   at::Tensor token_level_rewards;  // [B, T] floating; every estimator
   at::Tensor response_mask;        // [B, T]; every estimator
   at::Tensor values;               // [B, T] floating critic values; gae
-  at::Tensor index;                // [B] int64 group ids; grpo, rloo, reinforce_plus_plus_baseline
+  at::Tensor index;                // [B] int64 group ids; the group-relative estimators
   at::Tensor reward_baselines;     // [B] floating greedy-rollout scores; remax
 };
 
@@ -87,6 +87,24 @@ absl::StatusOr<Advantages> RlooAdvantages(const at::Tensor& token_level_rewards,
 absl::StatusOr<Advantages> GpgAdvantages(const at::Tensor& token_level_rewards,
                                          const at::Tensor& response_mask, const at::Tensor& index);
 
+// verl's opo (OPO, arXiv 2505.23585): s minus the group's length-weighted mean score,
+// sum(l_i s_i) / sum(l_i) with l_i a row's response-token count (the optimal baseline for
+// sequence-level rewards); a group of one, or one whose rows have no response tokens,
+// keeps s. Broadcast over T times the mask; returns == advantages.
+absl::StatusOr<Advantages> OpoAdvantages(const at::Tensor& token_level_rewards,
+                                         const at::Tensor& response_mask, const at::Tensor& index);
+
+// verl's grpo_passk (Pass@k training, arXiv 2503.19595): only each group's best row gets a
+// nonzero advantage, its margin over the group's second-best score, divided by (the
+// group's unbiased std + epsilon) when norm_adv_by_std_in_grpo. On a tie for the best the
+// first such row (lowest index) is the best and its margin is 0. Broadcast over T times
+// the mask; returns == advantages. InvalidArgument naming a row whose group has fewer
+// than 2 rows.
+absl::StatusOr<Advantages> GrpoPassKAdvantages(const at::Tensor& token_level_rewards,
+                                               const at::Tensor& response_mask,
+                                               const at::Tensor& index,
+                                               bool norm_adv_by_std_in_grpo, double epsilon = 1e-6);
+
 // verl's reinforce_plus_plus: returns_t = r_t + gamma * running, where the running
 // return restarts at 0 after every masked token; advantages =
 // MaskedWhiten(returns, mask) * mask. InvalidArgument when the mask selects fewer than
@@ -110,7 +128,7 @@ absl::StatusOr<Advantages> RemaxAdvantages(const at::Tensor& token_level_rewards
                                            const at::Tensor& response_mask);
 
 // The names ComputeAdvantages accepts, in a fixed order: gae, grpo, rloo,
-// reinforce_plus_plus, reinforce_plus_plus_baseline, remax, gpg.
+// reinforce_plus_plus, reinforce_plus_plus_baseline, remax, gpg, opo, grpo_passk.
 const std::vector<std::string>& AdvantageEstimatorNames();
 
 // Runs the estimator `adv_estimator` names (verl's names, above) on the inputs it needs;

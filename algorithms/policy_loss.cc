@@ -12,6 +12,7 @@
 #include "absl/strings/string_view.h"
 #include "algorithms/loss_aggregation.h"
 #include "algorithms/masked_ops.h"
+#include "algorithms/seeded_choice.h"
 #include "common/status_macros.h"
 
 namespace rollout::algorithms {
@@ -162,6 +163,58 @@ absl::StatusOr<PolicyLossResult> KlCov(const Inputs& in, const PolicyLossOptions
   return result;
 }
 
+// [B, T] bool: the tokens clip_cov detaches. Candidates are response tokens that PPO's
+// clip left alone (`clipped` false) whose covariance term (A - mean A)(log_prob - mean
+// log_prob), means over the response tokens, lies in (clip_cov_lb, clip_cov_ub); of them a
+// seeded max(1, floor(n clip_cov_ratio)), n the response tokens.
+at::Tensor CovarianceDetachedTokens(const Inputs& in, const PolicyLossOptions& options,
+                                    const at::Tensor& clipped) {
+  c10::NoGradGuard no_grad;
+  const at::Tensor response = in.mask != 0;
+  const at::Tensor mask = in.mask.to(in.log_prob.scalar_type());
+  const at::Tensor log_prob = in.log_prob.detach();
+  const at::Tensor covariance = (in.advantages - MaskedMean(in.advantages, mask)) *
+                                (log_prob - MaskedMean(log_prob, mask));
+  const at::Tensor candidates = response.logical_and(clipped.logical_not())
+                                    .logical_and(covariance > options.clip_cov_lb)
+                                    .logical_and(covariance < options.clip_cov_ub);
+  const auto responses = static_cast<double>(response.sum().item<int64_t>());
+  const int64_t count = std::max<int64_t>(1, static_cast<int64_t>(responses * options.clip_cov_ratio));
+  return ChooseSeeded(candidates, count, options.selection_seed);
+}
+
+absl::StatusOr<PolicyLossResult> ClipCov(const Inputs& in, const PolicyLossOptions& options, ClipRange clip) {
+  const at::Tensor log_ratio = in.log_prob - in.old_log_prob;
+  const at::Tensor ratio = log_ratio.exp();
+  const at::Tensor unclipped = -in.advantages * ratio;
+  const at::Tensor clipped = -in.advantages * ratio.clamp(1.0 - clip.low, 1.0 + clip.high);
+  const at::Tensor detached = CovarianceDetachedTokens(in, options, clipped > unclipped);
+  const at::Tensor token_loss =
+      at::maximum(unclipped, clipped) * detached.logical_not().to(unclipped.scalar_type());
+  PolicyLossResult result;
+  ASSIGN_OR_RETURN(result.loss, AggregateLoss(Weighted(token_loss, in), in.mask, options.loss_agg_mode,
+                                              options.loss_scale_factor));
+  c10::NoGradGuard no_grad;
+  result.pg_clipfrac = MetricMean(detached, in.mask);
+  result.pg_clipfrac_lower = ZeroMetric(in);
+  result.ppo_kl = MetricMean(-log_ratio, in.mask);
+  return result;
+}
+
+absl::StatusOr<PolicyLossResult> Cispo(const Inputs& in, const PolicyLossOptions& options, ClipRange clip) {
+  const at::Tensor log_ratio = (in.log_prob - in.old_log_prob).clamp(-20.0, 20.0);
+  const at::Tensor ratio = log_ratio.detach().exp();
+  const at::Tensor weight = ratio.clamp(1.0 - clip.low, 1.0 + clip.high);
+  PolicyLossResult result;
+  ASSIGN_OR_RETURN(result.loss, AggregateLoss(Weighted(-weight * in.advantages * in.log_prob, in), in.mask,
+                                              options.loss_agg_mode, options.loss_scale_factor));
+  c10::NoGradGuard no_grad;
+  result.pg_clipfrac = MetricMean(ratio != weight, in.mask);
+  result.pg_clipfrac_lower = ZeroMetric(in);
+  result.ppo_kl = MetricMean(-log_ratio, in.mask);
+  return result;
+}
+
 using LossFn = absl::StatusOr<PolicyLossResult> (*)(const Inputs&, const PolicyLossOptions&,
                                                     ClipRange);
 
@@ -174,7 +227,9 @@ constexpr LossMode kLossModes[] = {
     {"vanilla", Vanilla},
     {"gspo", Gspo},
     {"kl_cov", KlCov},
+    {"clip_cov", ClipCov},
     {"geo_mean", GeoMean},
+    {"cispo", Cispo},
     {"gpg", Gpg},
 };
 
@@ -203,14 +258,25 @@ absl::Status CheckOptions(const PolicyLossOptions& options) {
     return absl::InvalidArgumentError(
         absl::StrCat("clip_ratio_c: the dual-clip bound must be > 1; got ", options.clip_ratio_c));
   }
-  if (options.loss_mode == "kl_cov" && !(options.kl_cov_ratio > 0 && options.kl_cov_ratio <= 1)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("kl_cov_ratio: the fraction of tokens penalised must be in (0, 1]; got ",
-                     options.kl_cov_ratio));
+  if (options.loss_mode == "kl_cov") {
+    if (!(options.kl_cov_ratio > 0 && options.kl_cov_ratio <= 1)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "kl_cov_ratio: the fraction of tokens penalised must be in (0, 1]; got ", options.kl_cov_ratio));
+    }
+    if (!(options.ppo_kl_coef >= 0)) {
+      return absl::InvalidArgumentError(absl::StrCat("ppo_kl_coef: must be >= 0; got ", options.ppo_kl_coef));
+    }
   }
-  if (options.loss_mode == "kl_cov" && !(options.ppo_kl_coef >= 0)) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("ppo_kl_coef: must be >= 0; got ", options.ppo_kl_coef));
+  if (options.loss_mode == "clip_cov") {
+    if (!(options.clip_cov_ratio > 0 && options.clip_cov_ratio <= 1)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "clip_cov_ratio: the fraction of tokens detached must be in (0, 1]; got ", options.clip_cov_ratio));
+    }
+    if (!(options.clip_cov_lb < options.clip_cov_ub)) {
+      return absl::InvalidArgumentError(absl::StrCat("clip_cov_lb (", options.clip_cov_lb,
+                                                     ") must be below clip_cov_ub (", options.clip_cov_ub,
+                                                     "): no token could be chosen"));
+    }
   }
   return absl::OkStatus();
 }

@@ -1,6 +1,6 @@
 // PPO-style policy-gradient losses selected by verl's `actor.policy_loss.loss_mode`
-// (verl's compute_policy_loss_vanilla / _gspo / _kl_cov / _geo_mean / _gpg), with their
-// metrics.
+// (verl's compute_policy_loss_vanilla / _gspo / _kl_cov / _clip_cov / _geo_mean / _cispo /
+// _gpg), with their metrics.
 //
 // Inputs, all [B, T] on one device:
 //   old_log_prob   floating; log-probabilities of the sampled tokens under the policy that
@@ -17,6 +17,7 @@
 
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
 #include <string>
 
 #include "absl/status/statusor.h"
@@ -25,7 +26,8 @@ namespace rollout::algorithms {
 
 // verl's actor keys and defaults.
 struct PolicyLossOptions {
-  // "vanilla", "gspo", "kl_cov", "geo_mean" or "gpg" (actor.policy_loss.loss_mode).
+  // "vanilla", "gspo", "kl_cov", "clip_cov", "geo_mean", "cispo" or "gpg"
+  // (actor.policy_loss.loss_mode).
   std::string loss_mode = "vanilla";
   // PPO's epsilon: the ratio is clipped to [1 - clip_ratio_low, 1 + clip_ratio_high].
   double clip_ratio = 0.2;
@@ -42,6 +44,15 @@ struct PolicyLossOptions {
   // coefficient (actor.policy_loss.kl_cov_ratio / ppo_kl_coef).
   double kl_cov_ratio = 0.0002;
   double ppo_kl_coef = 0.1;
+  // clip_cov: the fraction of response tokens it may detach, in (0, 1], and the bounds of
+  // the covariance terms eligible, lb < ub (actor.policy_loss.clip_cov_ratio / clip_cov_lb /
+  // clip_cov_ub). The tokens are a random choice seeded by selection_seed, which the
+  // caller varies by update and micro-batch (PolicyActor derives it from trainer.seed),
+  // so that a resumed run chooses the same ones.
+  double clip_cov_ratio = 0.0002;
+  double clip_cov_lb = 1.0;
+  double clip_cov_ub = 5.0;
+  uint64_t selection_seed = 0;
 };
 
 struct PolicyLossResult {
@@ -82,13 +93,28 @@ struct PolicyLossResult {
 //   their geometric mean over the sequence. pg_clipfrac / pg_clipfrac_lower: masked
 //   fractions of tokens whose x was clamped with A > 0 / A < 0; ppo_kl as vanilla's,
 //   unclamped.
+// clip_cov (arXiv 2505.22617): PPO's clipped term max(-A r, -A clip(r, 1 - low, 1 + high)),
+//   r = exp(log_prob - old_log_prob) unclamped and no dual clip, except that it is 0 (no
+//   gradient) on k tokens: among the response tokens where the clip did not take the
+//   larger term and whose covariance term (A - mean A)(log_prob - mean log_prob) (means
+//   over the response tokens) lies in (clip_cov_lb, clip_cov_ub), a random
+//   min(k', candidates) of them, k' = max(1, floor(n clip_cov_ratio)) for n response
+//   tokens, chosen by selection_seed (seeded_choice.h); aggregated by loss_agg_mode.
+//   pg_clipfrac is the masked fraction of those tokens, pg_clipfrac_lower 0, ppo_kl as
+//   vanilla's, unclamped, as in verl (whose choice is an unseeded torch.randperm).
+//   Choosing the tokens synchronises with the device.
+// cispo (CISPO, arXiv 2506.13585): the clipped ratio as a constant weight, l = -sg(clip(r,
+//   1 - low, 1 + high)) A log_prob with r = exp(clamp(log_prob - old_log_prob, -20, 20)),
+//   so every token keeps a gradient; aggregated by loss_agg_mode. pg_clipfrac: masked
+//   fraction of tokens whose ratio was clipped; pg_clipfrac_lower 0; ppo_kl as vanilla's.
 // gpg (GPG, arXiv 2504.02546): plain policy gradient, l = -A log_prob per token (no ratio,
 //   no clipping; old_log_prob unused), aggregated by loss_agg_mode; every metric 0, as in
 //   verl.
 //
 // InvalidArgument naming the problem for: an unknown loss_mode (listing the valid ones),
 // an unknown loss_agg_mode, clip ratios that are negative or non-finite, clip_ratio_c <= 1,
-// kl_cov_ratio outside (0, 1] or a negative ppo_kl_coef (kl_cov),
+// kl_cov_ratio outside (0, 1] or a negative ppo_kl_coef (kl_cov), clip_cov_ratio outside
+// (0, 1] or clip_cov_lb >= clip_cov_ub (clip_cov),
 // or inputs that fail CheckTokenLossInputs (shape, dtype, device, NaN / Inf).
 // Checking the inputs' finiteness synchronises with the device (see CheckFinite).
 absl::StatusOr<PolicyLossResult> ComputePolicyLoss(const at::Tensor& old_log_prob,

@@ -17,7 +17,6 @@ const char kAdamWImpl[] = "the Python module verl imports its optimizer from; Ad
 const char kAdamWKwargs[] = "extra keyword arguments for verl's optimizer class; AdamW here takes optim.lr, betas, eps and weight_decay";
 const char kNoRewardModel[] = "a setting of verl's reward model, which is not implemented (reward_model.enable: false)";
 const char kMultiTurn[] = "a setting of multi-turn rollouts with tools, which are not implemented (rollout.multi_turn.enable: false)";
-const char kClipCovLoss[] = "a parameter of verl's clip_cov policy loss, which is not implemented; actor.policy_loss.loss_mode offers vanilla, gspo, kl_cov, geo_mean and gpg";
 const char kZeroIndexed[] = "the schedule here counts the first update as step 0, verl's default; counting from 1 is not offered";
 
 const std::vector<VerlInertKey>& Table() {
@@ -42,13 +41,9 @@ const std::vector<VerlInertKey>& Table() {
       {"actor.use_remove_padding", {}, absl::StrCat("verl's copy of actor.model.use_remove_padding, ", kSameResults)},
       {"actor.freeze_vision_tower", {"false"}, "freezing a vision encoder; multimodal models are not implemented"},
       {"actor.tis_imp_ratio_cap", {"-1"}, "verl's earlier spelling of truncated importance sampling; set algorithm.rollout_correction.rollout_is=token and rollout_is_threshold to the cap"},
-      {"actor.policy_loss.clip_cov_ratio", {}, kClipCovLoss},
-      {"actor.policy_loss.clip_cov_lb", {}, kClipCovLoss},
-      {"actor.policy_loss.clip_cov_ub", {}, kClipCovLoss},
       {"actor.model.return_last_hidden_state", {"false"}, "returning hidden states to verl's Python callers"},
       {"actor.model.use_fused_loss", {}, "verl's fused linear cross-entropy; the token-score kernels here never hold float32 logits"},
       {"actor.model.hf_config_path", {"null"}, "a separate HF config directory; config.json is read from actor.model.path"},
-      {"actor.model.custom_chat_template", {"null"}, "a chat template written in the recipe is not implemented; the tokenizer's is used"},
       {"actor.model.enable_activation_offload", {"false"}, "offloading activations to the CPU is not implemented"},
       {"actor.model.exclude_modules", {"null"}, "excluding modules from LoRA is not implemented; actor.model.target_modules chooses them"},
       {"actor.model.fused_kernel_options", {}, "options of verl's fused kernels (actor.model.use_fused_kernels)"},

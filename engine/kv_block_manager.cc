@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "common/check.h"
-#include "engine/sampling_noise.h"
+#include "common/mix_bits.h"
 
 namespace rollout::engine {
 

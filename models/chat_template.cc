@@ -14,7 +14,8 @@ namespace rollout::models {
 namespace {
 
 constexpr absl::string_view kSuggestFormat =
-    "; give an explicit prompt format instead (chatml, llama3, llama3.1, qwen3 or deepseek-r1)";
+    "; give an explicit prompt format instead (chatml, llama3, llama3.1, qwen3 or deepseek-r1: "
+    "--chat_format on the command line, actor.model.custom_chat_template in a recipe)";
 
 // The date Llama 3.1 and 3.3 templates write when not given one.
 constexpr char kLlama31DefaultDate[] = "26 Jul 2024";

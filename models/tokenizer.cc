@@ -1,6 +1,7 @@
 #include "models/tokenizer.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
@@ -91,13 +92,19 @@ absl::Status Tokenizer::ChooseChatTemplate(const TokenizerConfigFiles& files,
                                            const TokenizerOptions& options) {
   if (!options.chat_format.empty()) {
     ASSIGN_OR_RETURN(chat_template_, ChatTemplate::FromFormatName(options.chat_format));
+  } else if (!options.chat_template.empty()) {
+    absl::StatusOr<ChatTemplate> named = ChatTemplate::FromFormatName(options.chat_template);
+    ASSIGN_OR_RETURN(chat_template_,
+                     named.ok() ? std::move(named)
+                                : WithContext(ChatTemplate::Recognize(options.chat_template), "custom chat template"));
   } else if (files.chat_template) {
     chat_template_ =
         WithContext(ChatTemplate::Recognize(*files.chat_template), files.chat_template_origin);
   } else {
     chat_template_ = absl::FailedPreconditionError(
         "the model has no chat template (chat_template.jinja or tokenizer_config.json's "
-        "chat_template); give an explicit prompt format (chatml, llama3, llama3.1, qwen3 or deepseek-r1)");
+        "chat_template); give an explicit prompt format (chatml, llama3, llama3.1, qwen3 or deepseek-r1: "
+        "--chat_format on the command line, actor.model.custom_chat_template in a recipe)");
   }
   if (chat_template_.ok()) {
     chat_template_->set_enable_thinking(options.enable_thinking);

@@ -42,6 +42,11 @@ struct TokenizerOptions {
   // "llama3", "llama3.1", "qwen3" or "deepseek-r1" uses that format whatever the
   // template says.
   std::string chat_format;
+  // The chat template to use instead of the model's (verl's custom_chat_template): a
+  // format's name as chat_format takes, or a Jinja template recognised as the model's
+  // would be (ChatTemplate::Recognize); empty: the model's. Unlike the model's, an
+  // unrecognised one fails loading. chat_format takes precedence.
+  std::string chat_template;
   // apply_chat_template's enable_thinking: false closes an empty think block in a
   // Qwen3 generation prompt (ChatTemplate::set_enable_thinking).
   bool enable_thinking = true;
@@ -55,8 +60,9 @@ class Tokenizer {
   // Reads <dir>/tokenizer.json (required) and, when present, tokenizer_config.json,
   // chat_template.jinja and generation_config.json. InvalidArgument naming the file
   // for unsupported or malformed content, or a special token missing from the
-  // vocabulary; NotFound without tokenizer.json. An unrecognised chat template does
-  // not fail loading: RenderChat reports it.
+  // vocabulary; NotFound without tokenizer.json. An unrecognised chat template of the
+  // model's does not fail loading (RenderChat reports it); an unrecognised
+  // options.chat_template does.
   static absl::StatusOr<std::unique_ptr<Tokenizer>> Load(const std::string& dir,
                                                          const TokenizerOptions& options = {});
 

@@ -10,6 +10,7 @@
 #include "algorithms/kl.h"
 #include "algorithms/loss_aggregation.h"
 #include "algorithms/masked_ops.h"
+#include "common/mix_bits.h"
 #include "common/status_macros.h"
 
 namespace rollout::workers {
@@ -46,7 +47,7 @@ absl::StatusOr<models::TokenScores> PolicyActor::ComputeLogProbs(const PolicyBat
 absl::Status PolicyActor::AccumulateMicroBatch(const PolicyBatch& micro,
                                                std::optional<models::SharedPromptPacking> packed,
                                                int64_t on_policy_rows, double share,
-                                               TensorMetricLists* metrics) {
+                                               uint64_t selection_seed, TensorMetricLists* metrics) {
   const models::TokenScores scores =
       packed ? ScorePackedResponses(*model_, *packed, micro.input_ids.size(0),
                                     micro.responses.size(1), /*with_entropy=*/true,
@@ -60,9 +61,11 @@ absl::Status PolicyActor::AccumulateMicroBatch(const PolicyBatch& micro,
     const at::Tensor rows = at::arange(old_log_probs.size(0), old_log_probs.options().dtype(at::kLong));
     old_log_probs = at::where((rows < on_policy_rows).unsqueeze(1), scores.log_probs.detach(), old_log_probs);
   }
+  algorithms::PolicyLossOptions policy_loss = options_.policy_loss;
+  policy_loss.selection_seed = selection_seed;
   ASSIGN_OR_RETURN(const algorithms::PolicyLossResult pg,
                    algorithms::ComputePolicyLoss(
-                       old_log_probs, scores.log_probs, micro.advantages.to(at::kFloat), mask, options_.policy_loss,
+                       old_log_probs, scores.log_probs, micro.advantages.to(at::kFloat), mask, policy_loss,
                        micro.rollout_is_weights.defined() ? micro.rollout_is_weights.to(at::kFloat) : at::Tensor()));
   const std::string& agg_mode = options_.policy_loss.loss_agg_mode;
   const double scale_factor = options_.policy_loss.loss_scale_factor;
@@ -110,6 +113,10 @@ absl::StatusOr<std::map<std::string, double>> PolicyActor::Update(const PolicyBa
   const at::Tensor host_ids = batch.input_ids.cpu(), host_mask = batch.attention_mask.cpu();
   const at::Tensor host_positions = batch.position_ids.cpu();
   const std::vector<int64_t> row_tokens = RowTokensFor(options_.plan.micro_batch, host_mask);
+  // clip_cov's seed for each micro-batch: the recipe's, this update's count, and the
+  // micro-batch's place in the update (epochs included).
+  const uint64_t update_seed = MixBits(options_.seed + static_cast<uint64_t>(updates_ + 1) * kGoldenGamma);
+  uint64_t micro_batches = 0;
   const absl::StatusOr<MiniBatchResult> steps = RunMiniBatches(
       batch.input_ids.size(0), row_tokens, options_.plan, trainable_, optimizer_,
       [&](int64_t start, int64_t rows, double share) {
@@ -119,7 +126,7 @@ absl::StatusOr<std::map<std::string, double>> PolicyActor::Update(const PolicyBa
             options_.prompt_sharing);
         return AccumulateMicroBatch(SliceRows(batch, start, rows), std::move(packed),
                                     std::clamp<int64_t>(on_policy_rows - start, 0, rows), share,
-                                    &metrics);
+                                    MixBits(update_seed + ++micro_batches * kGoldenGamma), &metrics);
       },
       [&] { return finite_checks.Resolve(); });
   model_->set_training(false);

@@ -40,7 +40,11 @@ struct PolicyActorOptions {
   // Whether scoring computes each prompt once for its run of rows
   // (workers/response_scores.h); the default is right outside tests.
   PromptSharing prompt_sharing = PromptSharing::kWhereFast;
+  // Its selection_seed is ignored: each micro-batch's is derived from `seed`.
   algorithms::PolicyLossOptions policy_loss;
+  // trainer.seed: with the update count and the micro-batch's place in the update it
+  // seeds clip_cov's choice of tokens, so a resumed run chooses the same ones.
+  uint64_t seed = 0;
   double entropy_coeff = 0;
   bool use_kl_loss = false;
   double kl_loss_coef = 0.001;
@@ -96,7 +100,7 @@ class PolicyActor {
   absl::Status AccumulateMicroBatch(const PolicyBatch& micro,
                                     std::optional<models::SharedPromptPacking> packed,
                                     int64_t on_policy_rows, double share,
-                                    TensorMetricLists* metrics);
+                                    uint64_t selection_seed, TensorMetricLists* metrics);
 
   models::CausalLM* const model_;
   std::vector<at::Tensor*> trainable_;

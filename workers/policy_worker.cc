@@ -98,6 +98,7 @@ absl::Status PolicyWorker::LoadModels() {
   const config::ChatTemplateKwargs& chat_kwargs = setup_.recipe.data().apply_chat_template_kwargs();
   tokenizer_options.enable_thinking = chat_kwargs.enable_thinking();
   tokenizer_options.date_string = chat_kwargs.date_string();
+  tokenizer_options.chat_template = model.custom_chat_template();
   ASSIGN_OR_RETURN(tokenizer_, models::Tokenizer::Load(tokenizer_dir, tokenizer_options));
   if (model.lora_rank() > 0) {
     models::LoraConfig& lora = lora_.emplace();
@@ -133,6 +134,10 @@ absl::Status PolicyWorker::CreateActor() {
   options.policy_loss.loss_mode = actor.policy_loss().loss_mode();
   options.policy_loss.kl_cov_ratio = actor.policy_loss().kl_cov_ratio();
   options.policy_loss.ppo_kl_coef = actor.policy_loss().ppo_kl_coef();
+  options.policy_loss.clip_cov_ratio = actor.policy_loss().clip_cov_ratio();
+  options.policy_loss.clip_cov_lb = actor.policy_loss().clip_cov_lb();
+  options.policy_loss.clip_cov_ub = actor.policy_loss().clip_cov_ub();
+  options.seed = static_cast<uint64_t>(setup_.recipe.trainer().seed());
   options.policy_loss.clip_ratio = actor.clip_ratio();
   options.policy_loss.clip_ratio_low = actor.clip_ratio_low();
   options.policy_loss.clip_ratio_high = actor.clip_ratio_high();

@@ -177,6 +177,40 @@ TEST(GpgAdvantage, GroupMeanCentredAndScaledByTheShareOfRewardedRows) {
               at::zeros({5, 2}, at::kDouble));
 }
 
+TEST(OpoAdvantage, ScoreMinusTheGroupsLengthWeightedMean) {
+  // Group 0: scores (1, 0, 0.5) over 1, 2 and 3 response tokens, baseline
+  // (1 + 0 + 1.5) / 6 = 5/12; row 3 alone keeps its 2; rows 4 and 5 have no response
+  // tokens (baseline 0, and no NaN from their zero total length).
+  at::Tensor rewards = Doubles({1, 0, 0, 0, 0, 0, 0.5, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0}, {6, 3});
+  at::Tensor mask = Doubles({1, 0, 0, 1, 1, 0, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0}, {6, 3});
+  Advantages opo = OpoAdvantages(rewards, mask, Ids({7, 7, 7, 1, 4, 4})).value();
+  const double a = 7.0 / 12, b = -5.0 / 12, c = 1.0 / 12;
+  ExpectClose(opo.advantages, Doubles({a, 0, 0, b, b, 0, c, c, c, 2, 2, 0, 0, 0, 0, 0, 0, 0}, {6, 3}));
+  ExpectClose(opo.returns, opo.advantages);
+}
+
+TEST(GrpoPassKAdvantage, OnlyTheBestRowGetsItsMarginOverTheRunnerUp) {
+  // Group 3: scores (0, 1, 0.5): row 1 gets 1 - 0.5, divided by the group's std 0.5 (+
+  // epsilon); group 5: a tie (2, 2) leaves every advantage 0.
+  at::Tensor scores = Doubles({0, 1, 2, 0.5, 2}, {5, 1});
+  at::Tensor rewards = scores * at::ones({5, 2}, at::kDouble) / 2;
+  at::Tensor index = Ids({3, 3, 5, 3, 5});
+  Advantages normed = GrpoPassKAdvantages(rewards, at::ones({5, 2}), index, true).value();
+  const double best = 0.5 / (0.5 + 1e-6);
+  ExpectClose(normed.advantages, Doubles({0, 0, best, best, 0, 0, 0, 0, 0, 0}, {5, 2}));
+  ExpectClose(normed.returns, normed.advantages);
+  Advantages plain = GrpoPassKAdvantages(rewards, at::ones({5, 2}), index, false).value();
+  ExpectClose(plain.advantages, Doubles({0, 0, 0.5, 0.5, 0, 0, 0, 0, 0, 0}, {5, 2}));
+}
+
+TEST(GrpoPassKAdvantage, AGroupOfOneIsAnError) {
+  absl::Status status =
+      GrpoPassKAdvantages(at::ones({3, 2}, at::kDouble), at::ones({3, 2}), Ids({0, 0, 9}), true).status();
+  EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(status.message(),
+            "needs at least 2 responses per prompt (rollout.n >= 2); row 2's group (index 9) has 1");
+}
+
 TEST(ReinforcePlusPlusAdvantage, HandComputedDiscountedReturns) {
   // gamma 0.5. Row 0 rewards (0, 0, 1): returns (0.25, 0.5, 1). Row 1 rewards (0, 2, 0)
   // with token 2 masked: returns (1, 2, 0). Whitened over the five unmasked returns
@@ -280,6 +314,9 @@ TEST(ComputeAdvantages, DispatchesByVerlName) {
   EXPECT_TRUE(same(ComputeAdvantages("remax", inputs, options),
                    RemaxAdvantages(r, inputs.reward_baselines, m).value()));
   EXPECT_TRUE(same(ComputeAdvantages("gpg", inputs, options), GpgAdvantages(r, m, batch.index).value()));
+  EXPECT_TRUE(same(ComputeAdvantages("opo", inputs, options), OpoAdvantages(r, m, batch.index).value()));
+  EXPECT_TRUE(same(ComputeAdvantages("grpo_passk", inputs, options),
+                   GrpoPassKAdvantages(r, m, batch.index, false).value()));
 }
 
 TEST(ComputeAdvantages, UnknownNameListsTheValidOnes) {
@@ -288,7 +325,7 @@ TEST(ComputeAdvantages, UnknownNameListsTheValidOnes) {
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(result.status().message(),
             "unknown adv_estimator 'gaee'; valid: gae, grpo, rloo, reinforce_plus_plus, "
-            "reinforce_plus_plus_baseline, remax, gpg");
+            "reinforce_plus_plus_baseline, remax, gpg, opo, grpo_passk");
 }
 
 TEST(ComputeAdvantages, MissingInputIsNamed) {

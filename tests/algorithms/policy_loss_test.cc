@@ -279,6 +279,88 @@ TEST(PolicyLossKlCov, PenalisesTheTokensOfLargestCovarianceOnly) {
               (-1.45 + 0.1 * std::log(2.0)) / 5, 1e-8);
 }
 
+// old_log_prob 0, clip 0.2; five response tokens and a masked one:
+//   (r, A): (1.5, 2) clipped term larger, loss -2.4 | (0.9, 2) -1.8 | (1.1, -1) 1.1 |
+//           (0.5, -1) clipped term larger, 0.8 | (1, 1) -1.
+//   mean A 0.6, mean log_prob ln(0.7425) / 5; the covariance terms of the tokens the clip
+//   left alone: (0.9, 2) -0.0641, (1.1, -1) -0.2478, (1, 1) 0.0238.
+struct ClipCovCase {
+  at::Tensor log_prob = Doubles({std::log(1.5), std::log(0.9), std::log(1.1), std::log(0.5), 0, 3}, {1, 6});
+  at::Tensor advantages = Doubles({2, 2, -1, -1, 1, 5}, {1, 6});
+  at::Tensor mask = Doubles({1, 1, 1, 1, 1, 0}, {1, 6});
+
+  PolicyLossResult Run(const PolicyLossOptions& options, const at::Tensor& lp) const {
+    return ComputePolicyLoss(at::zeros({1, 6}, at::kDouble), lp, advantages, mask, options).value();
+  }
+};
+
+// clip_cov with the window (-0.1, 0.1), which holds (0.9, 2) and (1, 1).
+PolicyLossOptions ClipCovInWindow(double clip_cov_ratio) {
+  PolicyLossOptions options = Options("clip_cov");
+  options.clip_cov_lb = -0.1;
+  options.clip_cov_ub = 0.1;
+  options.clip_cov_ratio = clip_cov_ratio;
+  return options;
+}
+
+TEST(PolicyLossClipCov, DetachesTheChosenTokensInTheCovarianceWindow) {
+  // The window holds (0.9, 2) and (1, 1); clip_cov_ratio 0.4 allows floor(2) = 2
+  // tokens, so both are detached: loss (-2.4 + 1.1 + 0.8) / 5 = -0.1; the gradient only
+  // through (1.1, -1), whose loss -A r has derivative r / 5 = 0.22.
+  ClipCovCase c;
+  at::Tensor log_prob = c.log_prob.clone().requires_grad_(true);
+  PolicyLossResult result = c.Run(ClipCovInWindow(0.4), log_prob);
+  EXPECT_NEAR(result.loss.item<double>(), -0.1, 1e-8);
+  EXPECT_NEAR(result.pg_clipfrac.item<double>(), 0.4, 1e-8);
+  EXPECT_EQ(result.pg_clipfrac_lower.item<double>(), 0.0);
+  EXPECT_NEAR(result.ppo_kl.item<double>(), -std::log(0.7425) / 5, 1e-8);
+  result.loss.backward();
+  EXPECT_TRUE(at::allclose(log_prob.grad(), Doubles({0, 0, 0.22, 0, 0, 0}, {1, 6}), 1e-8, 1e-9))
+      << log_prob.grad();
+  // verl's default window (1, 5) holds none of them: the clipped PPO loss, no dual clip.
+  PolicyLossResult defaults = c.Run(Options("clip_cov"), c.log_prob);
+  EXPECT_NEAR(defaults.loss.item<double>(), (-2.4 - 1.8 + 1.1 + 0.8 - 1) / 5, 1e-8);
+  EXPECT_EQ(defaults.pg_clipfrac.item<double>(), 0.0);
+}
+
+TEST(PolicyLossClipCov, TheSeedChoosesAmongTheCandidates) {
+  // One token of the two in the window (ratio 0.2: floor(1)): (0.9, 2) detached gives
+  // (-2.4 + 1.1 + 0.8 - 1) / 5 = -0.3, (1, 1) detached (-2.4 - 1.8 + 1.1 + 0.8) / 5 = -0.46.
+  ClipCovCase c;
+  PolicyLossOptions options = ClipCovInWindow(0.2);
+  int first = 0, second = 0;
+  for (uint64_t seed = 0; seed < 32; ++seed) {
+    options.selection_seed = seed;
+    const double loss = c.Run(options, c.log_prob).loss.item<double>();
+    EXPECT_EQ(loss, c.Run(options, c.log_prob).loss.item<double>()) << seed;
+    first += std::abs(loss + 0.3) < 1e-8 ? 1 : 0;
+    second += std::abs(loss + 0.46) < 1e-8 ? 1 : 0;
+  }
+  EXPECT_EQ(first + second, 32);
+  EXPECT_GT(first, 4);
+  EXPECT_GT(second, 4);
+}
+
+TEST(PolicyLossCispo, TheClippedRatioWeighsEachTokensLogProb) {
+  // old_log_prob 0, clip 0.2: (r, A) (1.5, 1) weight 1.2 | (0.5, -1) 0.8 | (1.1, 2) 1.1 |
+  // masked. l = -w A log_prob; token-mean over 3, gradient -w A / 3 on every token (none
+  // loses it to the clip). Two ratios clipped: pg_clipfrac 2 / 3.
+  at::Tensor log_prob =
+      Doubles({std::log(1.5), std::log(0.5), std::log(1.1), 4}, {1, 4}).requires_grad_(true);
+  const at::Tensor advantages = Doubles({1, -1, 2, 3}, {1, 4});
+  const at::Tensor mask = Doubles({1, 1, 1, 0}, {1, 4});
+  PolicyLossResult result =
+      ComputePolicyLoss(at::zeros({1, 4}, at::kDouble), log_prob, advantages, mask, Options("cispo")).value();
+  const double expected = (-1.2 * std::log(1.5) + 0.8 * std::log(0.5) - 2.2 * std::log(1.1)) / 3;
+  EXPECT_NEAR(result.loss.item<double>(), expected, 1e-8);
+  EXPECT_NEAR(result.pg_clipfrac.item<double>(), 2.0 / 3, 1e-8);
+  EXPECT_EQ(result.pg_clipfrac_lower.item<double>(), 0.0);
+  EXPECT_NEAR(result.ppo_kl.item<double>(), -std::log(0.825) / 3, 1e-8);
+  result.loss.backward();
+  EXPECT_TRUE(at::allclose(log_prob.grad(), Doubles({-0.4, 0.8 / 3, -2.2 / 3, 0}, {1, 4}), 1e-8, 1e-9))
+      << log_prob.grad();
+}
+
 TEST(PolicyLossGeoMean, HandComputedCase) {
   // old_log_prob 0, so x = log_prob; clip 0.2: x clamped to [-0.2, 0.2].
   //   row 0: x 0.1, 0.5 (masked third), A 1:  x' = 0.1, 0.2 (min for A > 0);
@@ -333,7 +415,7 @@ TEST(PolicyLoss, MaskedTokensChangeNothing) {
   const at::Tensor advantages = at::randn({3, 5}, at::kDouble);
   const at::Tensor mask = Doubles({1, 1, 1, 0, 0, 1, 0, 1, 0, 1, 0, 0, 0, 0, 0}, {3, 5});
   const at::Tensor garbage = at::randn({3, 5}, at::kDouble) * 30 * (1 - mask);
-  for (const char* loss_mode : {"vanilla", "gspo", "kl_cov", "geo_mean", "gpg"}) {
+  for (const char* loss_mode : {"vanilla", "gspo", "kl_cov", "clip_cov", "geo_mean", "cispo", "gpg"}) {
     for (const std::string& agg_mode : kAggModes) {
       PolicyLossOptions options = Options(loss_mode);
       options.loss_agg_mode = agg_mode;
@@ -359,7 +441,7 @@ TEST(PolicyLoss, MaskedTokensChangeNothing) {
 
 TEST(PolicyLoss, AllMaskedBatchGivesZeroLossAndMetrics) {
   const at::Tensor log_prob = at::randn({2, 3}, at::kDouble);
-  for (const char* loss_mode : {"vanilla", "gspo", "kl_cov", "geo_mean", "gpg"}) {
+  for (const char* loss_mode : {"vanilla", "gspo", "kl_cov", "clip_cov", "geo_mean", "cispo", "gpg"}) {
     PolicyLossResult result =
         ComputePolicyLoss(log_prob * 0.5, log_prob, at::ones({2, 3}, at::kDouble),
                           at::zeros({2, 3}), Options(loss_mode))
@@ -385,7 +467,8 @@ TEST(PolicyLoss, UnknownLossModeListsTheValidOnes) {
   ASSERT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(
       result.status().message(),
-      "policy loss: loss_mode: unknown policy loss mode \"ppo\"; valid modes are vanilla, gspo, kl_cov, geo_mean, gpg");
+      "policy loss: loss_mode: unknown policy loss mode \"ppo\"; valid modes are vanilla, gspo, kl_cov, clip_cov, "
+      "geo_mean, cispo, gpg");
 }
 
 TEST(PolicyLoss, RejectsBadOptionsAndInputsNamingThem) {
@@ -407,6 +490,10 @@ TEST(PolicyLoss, RejectsBadOptionsAndInputsNamingThem) {
        "kl_cov_ratio: the fraction of tokens penalised must be in (0, 1]"},
       {[](PolicyLossOptions& o) { o.loss_mode = "kl_cov", o.ppo_kl_coef = -1; }, x, x,
        "ppo_kl_coef: must be >= 0"},
+      {[](PolicyLossOptions& o) { o.loss_mode = "clip_cov", o.clip_cov_ratio = 1.5; }, x, x,
+       "clip_cov_ratio: the fraction of tokens detached must be in (0, 1]"},
+      {[](PolicyLossOptions& o) { o.loss_mode = "clip_cov", o.clip_cov_lb = 5; }, x, x,
+       "clip_cov_lb (5) must be below clip_cov_ub (5)"},
       {[](PolicyLossOptions& o) { o.loss_agg_mode = "sum"; }, x, x, "unknown mode \"sum\""},
       {[](PolicyLossOptions&) {}, nan_log_prob, x,
        "log_prob: 1 NaN and 0 infinite values (first at [1, 2])"},

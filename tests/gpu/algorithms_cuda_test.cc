@@ -62,10 +62,15 @@ TEST(AlgorithmsCuda, PolicyLossAndGradientMatchTheCpu) {
   const at::Tensor advantages = at::randn({4, 9});
   const at::Tensor mask = at::rand({4, 9}) > 0.3;
   const at::Tensor log_prob = old_log_prob + at::rand({4, 9}) - 0.5;
-  for (const char* loss_mode : {"vanilla", "gspo", "kl_cov", "geo_mean", "gpg"}) {
+  for (const char* loss_mode : {"vanilla", "gspo", "kl_cov", "clip_cov", "geo_mean", "cispo", "gpg"}) {
     PolicyLossOptions options;
     options.loss_mode = loss_mode;
     options.kl_cov_ratio = 0.2;  // kl_cov: 5 of the ~25 response tokens, chosen on each device
+    // clip_cov: up to 5 of the tokens with a positive covariance term, the same seeded choice
+    // on each device.
+    options.clip_cov_ratio = 0.2;
+    options.clip_cov_lb = 0;
+    options.selection_seed = 7;
     at::Tensor cpu_lp = log_prob.clone().requires_grad_(true);
     at::Tensor gpu_lp = log_prob.cuda().requires_grad_(true);
     const PolicyLossResult cpu =

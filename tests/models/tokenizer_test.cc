@@ -338,6 +338,30 @@ TEST(TokenizerChat, TemplateFromTokenizerConfigListIsRecognised) {
   EXPECT_THAT(refused.status().message(), HasSubstr("unknown chat template"));
 }
 
+// TokenizerOptions::chat_template (verl's custom_chat_template) replaces the model's: a
+// Jinja template recognised as the model's would be, or a format's name; one not
+// recognised fails loading instead of failing each chat prompt later.
+TEST(TokenizerChat, ACustomTemplateReplacesTheModels) {
+  testing::TempDir dir("tokenizer");
+  WriteEditedTokenizer(dir, [](json*) {});
+  dir.Write("chat_template.jinja", "[INST] {{ messages }} [/INST]");
+  TokenizerOptions options;
+  options.chat_template = ReadFile("tests/data/llama3.2_chat_template.jinja").value();
+  options.date_string = "05 Mar 2026";
+  std::unique_ptr<Tokenizer> llama = MustLoad(dir.path(), options);
+  ASSERT_NE(llama, nullptr);
+  EXPECT_THAT(llama->RenderChat({{"user", "Hi"}}).value_or(""),
+              HasSubstr("\nToday Date: 05 Mar 2026\n\n<|eot_id|><|start_header_id|>user"));
+  options.chat_template = "chatml";
+  EXPECT_EQ(MustLoad(dir.path(), options)->RenderChat({{"user", "Hi"}}).value_or(""),
+            "<|im_start|>user\nHi<|im_end|>\n<|im_start|>assistant\n");
+  options.chat_template = "{{ bos_token }}{% for m in messages %}[{{ m.role }}]{% endfor %}";
+  absl::Status refused = Tokenizer::Load(dir.path(), options).status();
+  EXPECT_EQ(refused.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.message(), HasSubstr("custom chat template: "));
+  EXPECT_THAT(refused.message(), HasSubstr("actor.model.custom_chat_template in a recipe"));
+}
+
 // TokenizerOptions' enable_thinking and date_string reach the chat template
 // (data.apply_chat_template_kwargs).
 TEST(TokenizerChat, ChatTemplateKwargsReachTheTemplate) {

@@ -132,6 +132,35 @@ TEST(PolicyWorker, LoraTrainsOnlyTheAdaptersAndItsReferenceIsTheBaseModel) {
   EXPECT_GT(((now - ref).abs() * mask).max().item<double>(), 1e-5);
 }
 
+// The text of row `row`'s prompt (its left padding dropped by the attention mask).
+std::string PromptText(const Batch& rollout, int64_t row) {
+  const at::Tensor prompt = rollout.Tensor("prompts").value()[row];
+  const at::Tensor kept = rollout.Tensor("attention_mask").value()[row].narrow(0, 0, prompt.size(0)) != 0;
+  const at::Tensor ids = prompt.masked_select(kept).to(at::kInt).contiguous();
+  return models::Tokenizer::Load(kFixture).value()->Decode({ids.data_ptr<int32_t>(), static_cast<size_t>(ids.numel())});
+}
+
+// actor.model.custom_chat_template formats the chat prompts instead of the model's
+// template (ChatML here): a Jinja template or a format's name. One that is not recognised
+// stops the worker at creation.
+TEST(PolicyWorker, ACustomChatTemplateFormatsTheChatPrompts) {
+  PolicyWorkerSetup setup = TinySetup();
+  setup.recipe.mutable_data()->set_max_prompt_length(160);
+  EXPECT_EQ(PromptText(PolicyWorker::Create(setup).value()->GenerateSequences(Prompts()).value(), 2),
+            "<|im_start|>user\nhi<|im_end|>\n<|im_start|>assistant\n");
+  setup.recipe.mutable_actor()->mutable_model()->set_custom_chat_template(
+      ReadFile("tests/data/deepseek_r1_distill_chat_template.jinja").value());
+  const Batch deepseek = PolicyWorker::Create(setup).value()->GenerateSequences(Prompts()).value();
+  EXPECT_EQ(PromptText(deepseek, 2), "<｜begin▁of▁sentence｜><｜User｜>hi<｜Assistant｜><think>\n");
+  EXPECT_EQ(PromptText(deepseek, 0), "12+35=");  // text prompts are not chats
+  setup.recipe.mutable_actor()->mutable_model()->set_custom_chat_template("llama3");
+  EXPECT_EQ(PromptText(PolicyWorker::Create(setup).value()->GenerateSequences(Prompts()).value(), 3),
+            "<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\nhi<|eot_id|>"
+            "<|start_header_id|>assistant<|end_header_id|>\n\n");
+  setup.recipe.mutable_actor()->mutable_model()->set_custom_chat_template("{{ messages | tojson }}");
+  EXPECT_THAT(PolicyWorker::Create(setup).status().message(), HasSubstr("custom chat template: unknown chat template"));
+}
+
 TEST(PolicyWorker, MethodsFollowTheHostedRoles) {
   PolicyWorkerSetup setup = TinySetup();
   setup.roles = {"actor"};
@@ -275,6 +304,28 @@ TEST(PolicyWorker, ALoraCheckpointHoldsThePeftAdapterAndNotTheBaseWeights) {
   EXPECT_TRUE(Exists(dir.Path("actor/lora_adapter/adapter_model.safetensors")));
   EXPECT_TRUE(Exists(dir.Path("actor/lora_adapter/adapter_config.json")));
   EXPECT_FALSE(Exists(dir.Path(std::string("actor/") + kModelFile)));
+}
+
+// clip_cov detaches a random choice of tokens (here half of them: with the ratio's clip
+// wide open every token is a candidate); seeded by trainer.seed and the update count, a
+// resumed run chooses the same ones and stays bit-identical.
+TEST(PolicyWorker, ClipCovChoosesTheSameTokensAfterAResume) {
+  testing::TempDir dir("policy_clip_cov_ckpt");
+  PolicyWorkerSetup setup = CheckpointingSetup();
+  setup.recipe.mutable_actor()->set_clip_ratio_low(0.999);
+  setup.recipe.mutable_actor()->set_clip_ratio_high(1000);
+  config::PolicyLossConfig& loss = *setup.recipe.mutable_actor()->mutable_policy_loss();
+  loss.set_loss_mode("clip_cov");
+  loss.set_clip_cov_ratio(0.5);
+  loss.set_clip_cov_lb(-100);
+  loss.set_clip_cov_ub(100);
+  auto worker = PolicyWorker::Create(setup).value();
+  const Batch batch = UpdateBatch(*worker, worker->GenerateSequences(Prompts()).value());
+  EXPECT_GT(GetBatchMetrics(worker->UpdateActor(batch).value()).value().at("actor/pg_clipfrac"), 0.3);
+  auto trained = PolicyWorker::Create(setup).value();
+  auto restored = PolicyWorker::Create(setup).value();
+  ExpectExactRoundTrip(*trained, *restored, dir.Path("actor"),
+                       [](PolicyWorker& worker) { return worker.model().NamedParameters(); });
 }
 
 TEST(PolicyWorker, OnlyRankZeroWritesACheckpoint) {
