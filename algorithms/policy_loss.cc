@@ -47,12 +47,23 @@ at::Tensor ZeroMetric(const Inputs& in) {
   return at::zeros({}, in.log_prob.options().dtype(at::kDouble));
 }
 
+// The ratio exp(clamp(log_prob - old_log_prob, -20, 20)) of vanilla, sapo, dppo and
+// cispo, with its log for ppo_kl.
+struct ClampedRatio {
+  at::Tensor log;
+  at::Tensor ratio;
+};
+
+ClampedRatio ClampedRatioOf(const Inputs& in) {
+  const at::Tensor log_ratio = (in.log_prob - in.old_log_prob).clamp(-20.0, 20.0);
+  return {log_ratio, log_ratio.exp()};
+}
+
 absl::StatusOr<PolicyLossResult> Vanilla(const Inputs& in, const PolicyLossOptions& options,
                                          ClipRange clip) {
-  const at::Tensor log_ratio = (in.log_prob - in.old_log_prob).clamp(-20.0, 20.0);
-  const at::Tensor ratio = log_ratio.exp();
-  const at::Tensor unclipped = -in.advantages * ratio;
-  const at::Tensor clipped = -in.advantages * ratio.clamp(1.0 - clip.low, 1.0 + clip.high);
+  const ClampedRatio r = ClampedRatioOf(in);
+  const at::Tensor unclipped = -in.advantages * r.ratio;
+  const at::Tensor clipped = -in.advantages * r.ratio.clamp(1.0 - clip.low, 1.0 + clip.high);
   const at::Tensor clip_loss = at::maximum(unclipped, clipped);
   // Dual clip: a very large ratio on a negative advantage would otherwise give an
   // unbounded loss; cap it at -A * clip_ratio_c.
@@ -65,7 +76,7 @@ absl::StatusOr<PolicyLossResult> Vanilla(const Inputs& in, const PolicyLossOptio
   c10::NoGradGuard no_grad;
   result.pg_clipfrac = MetricMean(clipped > unclipped, in.mask);
   result.pg_clipfrac_lower = MetricMean((clip_loss > dual_bound).logical_and(negative), in.mask);
-  result.ppo_kl = MetricMean(-log_ratio, in.mask);
+  result.ppo_kl = MetricMean(-r.log, in.mask);
   return result;
 }
 
@@ -89,6 +100,60 @@ absl::StatusOr<PolicyLossResult> Gspo(const Inputs& in, const PolicyLossOptions&
   result.pg_clipfrac_lower = ZeroMetric(in);
   result.ppo_kl = MetricMean(-log_ratio, in.mask);
   return result;
+}
+
+absl::StatusOr<PolicyLossResult> Sapo(const Inputs& in, const PolicyLossOptions& options, ClipRange) {
+  const ClampedRatio r = ClampedRatioOf(in);
+  const at::Tensor positive = in.advantages > 0;
+  const at::Tensor tau = at::where(positive, at::full_like(r.ratio, options.tau_pos), at::full_like(r.ratio, options.tau_neg));
+  const at::Tensor gate = at::sigmoid(tau * (r.ratio - 1)) * (4.0 / tau);
+  PolicyLossResult result;
+  ASSIGN_OR_RETURN(result.loss, AggregateLoss(Weighted(-gate * in.advantages, in), in.mask, "seq-mean-token-mean"));
+  c10::NoGradGuard no_grad;
+  result.pg_clipfrac = ZeroMetric(in);
+  result.pg_clipfrac_lower = ZeroMetric(in);
+  result.ppo_kl = MetricMean(-r.log, in.mask);
+  return result;
+}
+
+// [B, T] bool: the tokens inside DPPO's trust region (policy_loss.h).
+at::Tensor DppoTrusted(const Inputs& in, ClipRange clip, bool binary_kl) {
+  c10::NoGradGuard no_grad;
+  const at::Tensor prob = in.log_prob.detach().exp();
+  const at::Tensor old_prob = in.old_log_prob.exp();
+  const at::Tensor positive = in.advantages > 0;
+  if (!binary_kl) {
+    const at::Tensor change = prob - old_prob;
+    return at::where(positive, change <= clip.high, change >= -clip.low);
+  }
+  const at::Tensor divergence = old_prob * (in.old_log_prob - in.log_prob.detach()) +
+                                (1 - old_prob) * ((1 - old_prob + 1e-8) / (1 - prob + 1e-8)).log();
+  return at::where(positive, (divergence <= clip.high).logical_or(prob <= old_prob),
+                   (divergence <= clip.low).logical_or(prob >= old_prob));
+}
+
+absl::StatusOr<PolicyLossResult> Dppo(const Inputs& in, const PolicyLossOptions& options, ClipRange clip,
+                                      bool binary_kl) {
+  const ClampedRatio r = ClampedRatioOf(in);
+  const at::Tensor weight = r.ratio.detach().clamp_max(options.clip_ratio_c);
+  const at::Tensor trusted = DppoTrusted(in, clip, binary_kl);
+  const at::Tensor token_loss = -in.advantages * weight * in.log_prob * trusted.to(in.log_prob.scalar_type());
+  PolicyLossResult result;
+  ASSIGN_OR_RETURN(result.loss, AggregateLoss(Weighted(token_loss, in), in.mask, options.loss_agg_mode,
+                                              options.loss_scale_factor));
+  c10::NoGradGuard no_grad;
+  result.pg_clipfrac = MetricMean(trusted.logical_not(), in.mask);
+  result.pg_clipfrac_lower = MetricMean((r.ratio > options.clip_ratio_c).logical_and(trusted), in.mask);
+  result.ppo_kl = MetricMean(-r.log, in.mask);
+  return result;
+}
+
+absl::StatusOr<PolicyLossResult> DppoTv(const Inputs& in, const PolicyLossOptions& options, ClipRange clip) {
+  return Dppo(in, options, clip, /*binary_kl=*/false);
+}
+
+absl::StatusOr<PolicyLossResult> DppoKl(const Inputs& in, const PolicyLossOptions& options, ClipRange clip) {
+  return Dppo(in, options, clip, /*binary_kl=*/true);
 }
 
 absl::StatusOr<PolicyLossResult> Gpg(const Inputs& in, const PolicyLossOptions& options, ClipRange) {
@@ -202,8 +267,8 @@ absl::StatusOr<PolicyLossResult> ClipCov(const Inputs& in, const PolicyLossOptio
 }
 
 absl::StatusOr<PolicyLossResult> Cispo(const Inputs& in, const PolicyLossOptions& options, ClipRange clip) {
-  const at::Tensor log_ratio = (in.log_prob - in.old_log_prob).clamp(-20.0, 20.0);
-  const at::Tensor ratio = log_ratio.detach().exp();
+  const ClampedRatio r = ClampedRatioOf(in);
+  const at::Tensor ratio = r.ratio.detach();
   const at::Tensor weight = ratio.clamp(1.0 - clip.low, 1.0 + clip.high);
   PolicyLossResult result;
   ASSIGN_OR_RETURN(result.loss, AggregateLoss(Weighted(-weight * in.advantages * in.log_prob, in), in.mask,
@@ -211,7 +276,7 @@ absl::StatusOr<PolicyLossResult> Cispo(const Inputs& in, const PolicyLossOptions
   c10::NoGradGuard no_grad;
   result.pg_clipfrac = MetricMean(ratio != weight, in.mask);
   result.pg_clipfrac_lower = ZeroMetric(in);
-  result.ppo_kl = MetricMean(-log_ratio, in.mask);
+  result.ppo_kl = MetricMean(-r.log, in.mask);
   return result;
 }
 
@@ -226,6 +291,9 @@ struct LossMode {
 constexpr LossMode kLossModes[] = {
     {"vanilla", Vanilla},
     {"gspo", Gspo},
+    {"sapo", Sapo},
+    {"dppo_tv", DppoTv},
+    {"dppo_kl", DppoKl},
     {"kl_cov", KlCov},
     {"clip_cov", ClipCov},
     {"geo_mean", GeoMean},
@@ -257,6 +325,10 @@ absl::Status CheckOptions(const PolicyLossOptions& options) {
   if (!(options.clip_ratio_c > 1)) {
     return absl::InvalidArgumentError(
         absl::StrCat("clip_ratio_c: the dual-clip bound must be > 1; got ", options.clip_ratio_c));
+  }
+  if (options.loss_mode == "sapo" && !(options.tau_pos > 0 && options.tau_neg > 0)) {
+    return absl::InvalidArgumentError(absl::StrCat("tau_pos and tau_neg: the gate's temperatures must be > 0; got ",
+                                                   options.tau_pos, " and ", options.tau_neg));
   }
   if (options.loss_mode == "kl_cov") {
     if (!(options.kl_cov_ratio > 0 && options.kl_cov_ratio <= 1)) {

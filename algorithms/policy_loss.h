@@ -1,6 +1,6 @@
 // PPO-style policy-gradient losses selected by verl's `actor.policy_loss.loss_mode`
-// (verl's compute_policy_loss_vanilla / _gspo / _kl_cov / _clip_cov / _geo_mean / _cispo /
-// _gpg), with their metrics.
+// (verl's compute_policy_loss_vanilla / _gspo / _sapo / _dppo_tv / _dppo_kl / _kl_cov /
+// _clip_cov / _geo_mean / _cispo / _gpg), with their metrics.
 //
 // Inputs, all [B, T] on one device:
 //   old_log_prob   floating; log-probabilities of the sampled tokens under the policy that
@@ -26,16 +26,21 @@ namespace rollout::algorithms {
 
 // verl's actor keys and defaults.
 struct PolicyLossOptions {
-  // "vanilla", "gspo", "kl_cov", "clip_cov", "geo_mean", "cispo" or "gpg"
-  // (actor.policy_loss.loss_mode).
+  // "vanilla", "gspo", "sapo", "dppo_tv", "dppo_kl", "kl_cov", "clip_cov", "geo_mean",
+  // "cispo" or "gpg" (actor.policy_loss.loss_mode).
   std::string loss_mode = "vanilla";
   // PPO's epsilon: the ratio is clipped to [1 - clip_ratio_low, 1 + clip_ratio_high].
   double clip_ratio = 0.2;
   double clip_ratio_low = 0;   // 0: clip_ratio
   double clip_ratio_high = 0;  // 0: clip_ratio (DAPO's clip-higher sets it above low)
-  // Dual-clip bound (vanilla only): for negative advantages the loss is capped at
-  // -advantage * clip_ratio_c. Must exceed 1.
+  // Dual-clip bound (vanilla): for negative advantages the loss is capped at
+  // -advantage * clip_ratio_c; dppo_tv / dppo_kl truncate their ratio weight at it. Must
+  // exceed 1.
   double clip_ratio_c = 3.0;
+  // sapo: the soft gate's temperatures for tokens with A > 0 and A <= 0 (actor.tau_pos /
+  // actor.tau_neg); both > 0.
+  double tau_pos = 1.0;
+  double tau_neg = 1.05;
   // See loss_aggregation.h. gspo always aggregates with "seq-mean-token-mean", as verl
   // does, and ignores this.
   std::string loss_agg_mode = "token-mean";
@@ -78,6 +83,20 @@ struct PolicyLossResult {
 //   (sg: stop-gradient), so its value is s_b while each token's gradient is its own; the
 //   log of that ratio is clamped at 10 from above. l = max(-A s, -A clip(s, 1 - low,
 //   1 + high)), aggregated with seq-mean-token-mean. No dual clip.
+// sapo (SAPO, arXiv 2511.20347): a soft gate in place of the clip, per token
+//   l = -A (4 / tau) sigmoid(tau (r - 1)), r = exp(clamp(log_prob - old_log_prob, -20, 20)),
+//   tau = tau_pos where A > 0 else tau_neg (its gradient is PPO's at r = 1 and fades away
+//   from it); aggregated with seq-mean-token-mean, as in verl (loss_agg_mode ignored).
+//   pg_clipfrac and pg_clipfrac_lower 0; ppo_kl as vanilla's.
+// dppo_tv / dppo_kl (DPPO): l = -A w log_prob where the token is trusted, else 0 (no
+//   gradient), with the weight w = sg(min(r, clip_ratio_c)) (r as sapo's). The trust
+//   region bounds the change of the sampled token's probability p from its old p0, with
+//   clip_ratio_low / clip_ratio_high as the divergence bounds: dppo_tv trusts
+//   p - p0 <= high where A > 0 and p - p0 >= -low elsewhere; dppo_kl the binary KL
+//   p0 log(p0 / p) + (1 - p0) log((1 - p0 + 1e-8) / (1 - p + 1e-8)) <= high (A > 0; or p
+//   <= p0) and <= low (A <= 0; or p >= p0). Aggregated by loss_agg_mode. pg_clipfrac: the
+//   masked fraction of untrusted tokens; pg_clipfrac_lower: of trusted ones whose ratio
+//   exceeds clip_ratio_c; ppo_kl as vanilla's.
 // kl_cov (arXiv 2505.22617): no clipping; per token l = -A r with r = exp(log_prob -
 //   old_log_prob), except on the k = max(1, floor(n kl_cov_ratio)) of the n response
 //   tokens with the largest covariance term (A - mean A)(log_prob - mean log_prob)
@@ -113,6 +132,7 @@ struct PolicyLossResult {
 //
 // InvalidArgument naming the problem for: an unknown loss_mode (listing the valid ones),
 // an unknown loss_agg_mode, clip ratios that are negative or non-finite, clip_ratio_c <= 1,
+// tau_pos or tau_neg not above 0 (sapo),
 // kl_cov_ratio outside (0, 1] or a negative ppo_kl_coef (kl_cov), clip_cov_ratio outside
 // (0, 1] or clip_cov_lb >= clip_cov_ub (clip_cov),
 // or inputs that fail CheckTokenLossInputs (shape, dtype, device, NaN / Inf).

@@ -142,6 +142,8 @@ absl::Status PolicyWorker::CreateActor() {
   options.policy_loss.clip_ratio_low = actor.clip_ratio_low();
   options.policy_loss.clip_ratio_high = actor.clip_ratio_high();
   options.policy_loss.clip_ratio_c = actor.clip_ratio_c();
+  options.policy_loss.tau_pos = actor.tau_pos();
+  options.policy_loss.tau_neg = actor.tau_neg();
   options.policy_loss.loss_agg_mode = actor.loss_agg_mode();
   options.entropy_coeff = actor.entropy_coeff();
   options.use_kl_loss = actor.use_kl_loss();

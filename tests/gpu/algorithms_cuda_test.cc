@@ -62,7 +62,8 @@ TEST(AlgorithmsCuda, PolicyLossAndGradientMatchTheCpu) {
   const at::Tensor advantages = at::randn({4, 9});
   const at::Tensor mask = at::rand({4, 9}) > 0.3;
   const at::Tensor log_prob = old_log_prob + at::rand({4, 9}) - 0.5;
-  for (const char* loss_mode : {"vanilla", "gspo", "kl_cov", "clip_cov", "geo_mean", "cispo", "gpg"}) {
+  for (const char* loss_mode : {"vanilla", "gspo", "sapo", "dppo_tv", "dppo_kl", "kl_cov", "clip_cov",
+                               "geo_mean", "cispo", "gpg"}) {
     PolicyLossOptions options;
     options.loss_mode = loss_mode;
     options.kl_cov_ratio = 0.2;  // kl_cov: 5 of the ~25 response tokens, chosen on each device
