@@ -126,4 +126,20 @@ absl::StatusOr<RolloutRejection> ComputeRolloutRejection(const at::Tensor& old_l
   return result;
 }
 
+std::vector<std::pair<std::string, at::Tensor>> NamedMetrics(const RolloutIsWeights& weights) {
+  return {{"rollout_corr/rollout_is_mean", weights.mean},
+          {"rollout_corr/rollout_is_max", weights.max},
+          {"rollout_corr/rollout_is_min", weights.min},
+          {"rollout_corr/rollout_is_ratio_fraction_high", weights.fraction_high},
+          {"rollout_corr/kl", weights.kl},
+          {"rollout_corr/k3_kl", weights.k3_kl}};
+}
+
+std::vector<std::pair<std::string, at::Tensor>> NamedMetrics(const RolloutRejection& rejection) {
+  return {{"rollout_corr/rollout_rs_masked_fraction", rejection.masked_fraction},
+          {"rollout_corr/rollout_rs_seq_masked_fraction", rejection.seq_masked_fraction},
+          {"rollout_corr/rollout_is_veto_fraction", rejection.veto_fraction},
+          {"rollout_corr/rollout_is_catastrophic_token_fraction", rejection.catastrophic_token_fraction}};
+}
+
 }  // namespace rollout::algorithms

@@ -30,6 +30,8 @@
 #include <ATen/core/Tensor.h>
 
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 
@@ -82,5 +84,10 @@ absl::StatusOr<RolloutRejection> ComputeRolloutRejection(const at::Tensor& old_l
                                                          const at::Tensor& rollout_log_prob,
                                                          const at::Tensor& response_mask,
                                                          const RolloutRejectionOptions& options);
+
+// The metrics above under verl's names (rollout_corr/rollout_is_mean, ...), in the order
+// they are declared.
+std::vector<std::pair<std::string, at::Tensor>> NamedMetrics(const RolloutIsWeights& weights);
+std::vector<std::pair<std::string, at::Tensor>> NamedMetrics(const RolloutRejection& rejection);
 
 }  // namespace rollout::algorithms

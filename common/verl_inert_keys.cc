@@ -148,7 +148,6 @@ const std::vector<VerlInertKey>& Table() {
        "Python reward functions cannot be loaded; use a built-in (reward.name) or a C++ plug-in (reward.plugin)"},
       {"custom_reward_function.name", {}, "the function in custom_reward_function.path"},
       // Data and the trainer.
-      {"algorithm.rollout_correction.use_policy_gradient", {"false"}, "the policy-gradient loss without PPO's clipping is not implemented"},
       {"algorithm.use_pf_ppo", {"false"}, "PF-PPO's reweighting of the batch is not implemented"},
       {"algorithm.pf_ppo", {}, "settings of PF-PPO (algorithm.use_pf_ppo), which is not implemented"},
       {"data.return_raw_chat", {"false"}, "raw chat messages for verl's multi-turn rollout are not implemented"},

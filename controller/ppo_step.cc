@@ -2,13 +2,13 @@
 
 #include <ATen/ATen.h>
 
-#include <tuple>
 #include <unordered_map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "algorithms/kl.h"
 #include "algorithms/rollout_correction.h"
+#include "common/rollout_correction_config.h"
 #include "common/status_macros.h"
 
 namespace rollout::controller {
@@ -134,27 +134,20 @@ bool CorrectsForRolloutLogProbs(const config::RolloutCorrectionConfig& correctio
          correction.rollout_token_veto_threshold() > 0;
 }
 
-namespace {
-
-// rollout_rs's bounds: rollout_rs_threshold or else rollout_is_threshold, and
-// rollout_rs_threshold_lower or else 1 / upper.
-std::pair<double, double> RejectionBounds(const config::RolloutCorrectionConfig& correction) {
-  const double upper = correction.rollout_rs_threshold() > 0 ? correction.rollout_rs_threshold()
-                                                             : correction.rollout_is_threshold();
-  const double lower = correction.rollout_rs_threshold_lower() > 0 ? correction.rollout_rs_threshold_lower() : 1.0 / upper;
-  return {lower, upper};
-}
-
-}  // namespace
-
 absl::Status CheckRolloutCorrection(const config::RolloutCorrectionConfig& correction) {
-  if (CorrectsForRolloutLogProbs(correction) && correction.bypass_mode()) {
+  if (correction.use_policy_gradient() && !correction.bypass_mode()) {
+    return absl::InvalidArgumentError(
+        "algorithm.rollout_correction.use_policy_gradient needs bypass_mode=true: the policy-gradient loss anchors "
+        "to the rollout's log-probs, with no old-log-prob pass");
+  }
+  if (CorrectsForRolloutLogProbs(correction) && correction.bypass_mode() && !correction.use_policy_gradient()) {
     return absl::InvalidArgumentError(
         "algorithm.rollout_correction.rollout_is / rollout_rs / rollout_token_veto_threshold with bypass_mode: "
         "the rollout's log-probs already anchor the ratio, so every ratio would be 1; set bypass_mode=false to "
-        "correct the old log-probs' ratio to the rollout's, or unset them");
+        "correct the old log-probs' ratio to the rollout's, use_policy_gradient=true to weigh the policy gradient "
+        "by the current policy's ratio to the rollout's, or unset them");
   }
-  const auto [lower, upper] = RejectionBounds(correction);
+  const auto [lower, upper] = config::RolloutRejectionBounds(correction);
   if (!correction.rollout_rs().empty() && !(lower < upper)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "algorithm.rollout_correction: rejection sampling keeps ratios in [rollout_rs_threshold_lower, "
@@ -175,7 +168,7 @@ absl::Status ApplyRolloutCorrection(const config::RolloutCorrectionConfig& corre
   const at::Tensor counted = response_mask.to(at::kBool);
   old_log_probs = old_log_probs.masked_fill(~counted, 0);
   rollout_log_probs = rollout_log_probs.masked_fill(~counted, 0);
-  std::vector<std::pair<const char*, at::Tensor>> named;
+  std::vector<std::pair<std::string, at::Tensor>> named;
   if (!correction.rollout_is().empty()) {
     algorithms::RolloutIsOptions options;
     options.level = correction.rollout_is();
@@ -183,26 +176,19 @@ absl::Status ApplyRolloutCorrection(const config::RolloutCorrectionConfig& corre
     options.batch_normalize = correction.rollout_is_batch_normalize();
     ASSIGN_OR_RETURN(const algorithms::RolloutIsWeights is, algorithms::ComputeRolloutIsWeights(
                                                                 old_log_probs, rollout_log_probs, response_mask, options));
-    named.insert(named.end(), {{"rollout_corr/rollout_is_mean", is.mean},
-                               {"rollout_corr/rollout_is_max", is.max},
-                               {"rollout_corr/rollout_is_min", is.min},
-                               {"rollout_corr/rollout_is_ratio_fraction_high", is.fraction_high},
-                               {"rollout_corr/kl", is.kl},
-                               {"rollout_corr/k3_kl", is.k3_kl}});
+    for (auto& metric : algorithms::NamedMetrics(is)) named.push_back(std::move(metric));
     RETURN_IF_ERROR(batch->AddTensor("rollout_is_weights", is.weights));
   }
   if (!correction.rollout_rs().empty() || correction.rollout_token_veto_threshold() > 0) {
     algorithms::RolloutRejectionOptions options;
     options.level = correction.rollout_rs();
-    std::tie(options.lower, options.upper) = RejectionBounds(correction);
+    const config::RejectionBounds bounds = config::RolloutRejectionBounds(correction);
+    options.lower = bounds.lower;
+    options.upper = bounds.upper;
     options.veto_threshold = correction.rollout_token_veto_threshold();
     ASSIGN_OR_RETURN(const algorithms::RolloutRejection rejection,
                      algorithms::ComputeRolloutRejection(old_log_probs, rollout_log_probs, response_mask, options));
-    named.insert(named.end(), {{"rollout_corr/rollout_rs_masked_fraction", rejection.masked_fraction},
-                               {"rollout_corr/rollout_rs_seq_masked_fraction", rejection.seq_masked_fraction},
-                               {"rollout_corr/rollout_is_veto_fraction", rejection.veto_fraction},
-                               {"rollout_corr/rollout_is_catastrophic_token_fraction",
-                                rejection.catastrophic_token_fraction}});
+    for (auto& metric : algorithms::NamedMetrics(rejection)) named.push_back(std::move(metric));
     RETURN_IF_ERROR(batch->AddTensor("response_mask", rejection.keep.to(response_mask.scalar_type())));
   }
   for (const auto& [name, value] : named) (*metrics)[name] = value.item<double>();

@@ -48,7 +48,8 @@ absl::StatusOr<std::map<std::string, double>> ComputeAdvantageColumns(const Adva
 bool CorrectsForRolloutLogProbs(const config::RolloutCorrectionConfig& correction);
 
 // InvalidArgument naming the keys when algorithm.rollout_correction asks for a
-// correction with bypass_mode (every ratio would be 1), or rollout_rs's bounds are not
+// correction with bypass_mode but not use_policy_gradient (every ratio would be 1), for
+// use_policy_gradient without bypass_mode, or when rollout_rs's bounds are not
 // 0 < lower < upper once defaulted.
 absl::Status CheckRolloutCorrection(const config::RolloutCorrectionConfig& correction);
 

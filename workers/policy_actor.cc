@@ -44,6 +44,27 @@ absl::StatusOr<models::TokenScores> PolicyActor::ComputeLogProbs(const PolicyBat
                               options_.prompt_sharing);
 }
 
+absl::StatusOr<algorithms::PolicyLossResult> PolicyActor::PolicyGradientLoss(const PolicyBatch& micro,
+                                                                              const at::Tensor& old_log_probs,
+                                                                              const at::Tensor& log_probs,
+                                                                              uint64_t selection_seed,
+                                                                              TensorMetricLists* metrics) const {
+  const at::Tensor advantages = micro.advantages.to(at::kFloat);
+  if (options_.rollout_policy_gradient) {
+    // Bypass mode: the old log-probs are the rollout's.
+    ASSIGN_OR_RETURN(algorithms::RolloutPolicyGradient pg,
+                     algorithms::ComputeRolloutPolicyGradient(old_log_probs, log_probs, advantages,
+                                                              micro.response_mask, *options_.rollout_policy_gradient));
+    for (auto& [name, value] : pg.metrics) (*metrics)[name].push_back(std::move(value));
+    return std::move(pg.loss);
+  }
+  algorithms::PolicyLossOptions policy_loss = options_.policy_loss;
+  policy_loss.selection_seed = selection_seed;
+  return algorithms::ComputePolicyLoss(
+      old_log_probs, log_probs, advantages, micro.response_mask, policy_loss,
+      micro.rollout_is_weights.defined() ? micro.rollout_is_weights.to(at::kFloat) : at::Tensor());
+}
+
 absl::Status PolicyActor::AccumulateMicroBatch(const PolicyBatch& micro,
                                                std::optional<models::SharedPromptPacking> packed,
                                                int64_t on_policy_rows, double share,
@@ -61,12 +82,8 @@ absl::Status PolicyActor::AccumulateMicroBatch(const PolicyBatch& micro,
     const at::Tensor rows = at::arange(old_log_probs.size(0), old_log_probs.options().dtype(at::kLong));
     old_log_probs = at::where((rows < on_policy_rows).unsqueeze(1), scores.log_probs.detach(), old_log_probs);
   }
-  algorithms::PolicyLossOptions policy_loss = options_.policy_loss;
-  policy_loss.selection_seed = selection_seed;
   ASSIGN_OR_RETURN(const algorithms::PolicyLossResult pg,
-                   algorithms::ComputePolicyLoss(
-                       old_log_probs, scores.log_probs, micro.advantages.to(at::kFloat), mask, policy_loss,
-                       micro.rollout_is_weights.defined() ? micro.rollout_is_weights.to(at::kFloat) : at::Tensor()));
+                   PolicyGradientLoss(micro, old_log_probs, scores.log_probs, selection_seed, metrics));
   const std::string& agg_mode = options_.policy_loss.loss_agg_mode;
   const double scale_factor = options_.policy_loss.loss_scale_factor;
   ASSIGN_OR_RETURN(const at::Tensor entropy,

@@ -20,6 +20,7 @@
 
 #include "absl/status/statusor.h"
 #include "algorithms/policy_loss.h"
+#include "algorithms/rollout_policy_gradient.h"
 #include "models/causal_lm.h"
 #include "models/shared_prompt_packing.h"
 #include "models/token_scores.h"
@@ -42,6 +43,9 @@ struct PolicyActorOptions {
   PromptSharing prompt_sharing = PromptSharing::kWhereFast;
   // Its selection_seed is ignored: each micro-batch's is derived from `seed`.
   algorithms::PolicyLossOptions policy_loss;
+  // algorithm.rollout_correction.use_policy_gradient: the loss is this instead of
+  // policy_loss (old_log_probs are then the rollout's).
+  std::optional<algorithms::RolloutPolicyGradientOptions> rollout_policy_gradient;
   // trainer.seed: with the update count and the micro-batch's place in the update it
   // seeds clip_cov's choice of tokens, so a resumed run chooses the same ones.
   uint64_t seed = 0;
@@ -97,6 +101,13 @@ class PolicyActor {
   // `on_policy_rows` rows take their old log-probs from that forward (Update). Appends
   // its metrics as device tensors and does not wait for the device itself (Update
   // defers the losses' finiteness checks).
+  // The micro-batch's policy-gradient term: options_.policy_loss's, or the rollout
+  // correction's policy gradient (whose rollout_corr/* metrics go to `metrics`).
+  absl::StatusOr<algorithms::PolicyLossResult> PolicyGradientLoss(const PolicyBatch& micro,
+                                                                 const at::Tensor& old_log_probs,
+                                                                 const at::Tensor& log_probs,
+                                                                 uint64_t selection_seed,
+                                                                 TensorMetricLists* metrics) const;
   absl::Status AccumulateMicroBatch(const PolicyBatch& micro,
                                     std::optional<models::SharedPromptPacking> packed,
                                     int64_t on_policy_rows, double share,

@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/batch_metrics.h"
 #include "common/logging.h"
+#include "common/rollout_correction_config.h"
 #include "common/status_macros.h"
 #include "workers/policy_batch.h"
 #include "workers/response_scores.h"
@@ -30,6 +31,29 @@ absl::StatusOr<int64_t> MiniBatchRowsPerRank(const config::Recipe& recipe, int w
         " actor workers"));
   }
   return rows / world;
+}
+
+// algorithm.rollout_correction's weights and rejection for the actor's policy-gradient
+// loss (use_policy_gradient), aggregated as actor.loss_agg_mode says.
+algorithms::RolloutPolicyGradientOptions RolloutPolicyGradientOf(const config::RolloutCorrectionConfig& correction,
+                                                                 const config::ActorConfig& actor) {
+  algorithms::RolloutPolicyGradientOptions options;
+  if (!correction.rollout_is().empty()) {
+    algorithms::RolloutIsOptions& importance = options.importance.emplace();
+    importance.level = correction.rollout_is();
+    importance.threshold = correction.rollout_is_threshold();
+    importance.batch_normalize = correction.rollout_is_batch_normalize();
+  }
+  if (!correction.rollout_rs().empty() || correction.rollout_token_veto_threshold() > 0) {
+    algorithms::RolloutRejectionOptions& rejection = options.rejection.emplace();
+    rejection.level = correction.rollout_rs();
+    const config::RejectionBounds bounds = config::RolloutRejectionBounds(correction);
+    rejection.lower = bounds.lower;
+    rejection.upper = bounds.upper;
+    rejection.veto_threshold = correction.rollout_token_veto_threshold();
+  }
+  options.loss_agg_mode = actor.loss_agg_mode();
+  return options;
 }
 
 // At debug level, where a generate_sequences call's time went on this worker: encoding
@@ -138,6 +162,8 @@ absl::Status PolicyWorker::CreateActor() {
   options.policy_loss.clip_cov_lb = actor.policy_loss().clip_cov_lb();
   options.policy_loss.clip_cov_ub = actor.policy_loss().clip_cov_ub();
   options.seed = static_cast<uint64_t>(setup_.recipe.trainer().seed());
+  const config::RolloutCorrectionConfig& correction = setup_.recipe.algorithm().rollout_correction();
+  if (correction.use_policy_gradient()) options.rollout_policy_gradient = RolloutPolicyGradientOf(correction, actor);
   options.policy_loss.clip_ratio = actor.clip_ratio();
   options.policy_loss.clip_ratio_low = actor.clip_ratio_low();
   options.policy_loss.clip_ratio_high = actor.clip_ratio_high();

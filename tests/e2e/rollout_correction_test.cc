@@ -133,13 +133,34 @@ TEST(RolloutCorrection, EmptyRejectionBoundsAreAClearError) {
                                     "rollout_rs_threshold] = [1.25, 0.8], which is empty"));
 }
 
-TEST(RolloutCorrection, VerlsCorrectionsThatAreNotHereAreErrorsSayingSo) {
+// use_policy_gradient: REINFORCE on the rollout's log-probs. Its gradient -A equals PPO's
+// at ratio 1 (the on-policy update of one mini-batch), and weights truncated at 0.5 from
+// the current policy's ratio to the rollout's (~1) halve it.
+TEST(RolloutCorrection, ThePolicyGradientModeWeighsReinforceByTheCurrentPolicysRatio) {
   testing::TempDir dir("rollout_correction_pg");
   dir.Write("data/letters.jsonl", testing::LetterRows());
-  const testing::CommandResult run =
-      RolloutIn(dir.path(), OneStep("pg", {"algorithm.rollout_correction.use_policy_gradient=true"}));
-  EXPECT_EQ(run.exit_code, 2);
-  EXPECT_THAT(run.output, HasSubstr("the policy-gradient loss without PPO's clipping is not implemented"));
+  const nlohmann::json plain = TrainedStep(dir, "plain", {});
+  const std::vector<std::string> pg = {"algorithm.rollout_correction.bypass_mode=true",
+                                       "algorithm.rollout_correction.use_policy_gradient=true"};
+  const nlohmann::json reinforce = TrainedStep(dir, "reinforce", pg);
+  std::vector<std::string> weighted = pg;
+  weighted.insert(weighted.end(), {"algorithm.rollout_correction.rollout_is=token",
+                                   "algorithm.rollout_correction.rollout_is_threshold=0.5"});
+  const nlohmann::json halved = TrainedStep(dir, "halved", weighted);
+  ASSERT_TRUE(plain.contains("actor/grad_norm") && reinforce.contains("actor/grad_norm") &&
+              halved.contains("actor/grad_norm"));
+  const double plain_norm = plain["actor/grad_norm"].get<double>();
+  ASSERT_GT(plain_norm, 1e-2) << plain.dump();
+  EXPECT_NEAR(reinforce["actor/grad_norm"].get<double>(), plain_norm, 1e-4 * plain_norm) << reinforce.dump();
+  EXPECT_FALSE(reinforce.contains("rollout_corr/rollout_is_mean"));
+  EXPECT_NEAR(halved["actor/grad_norm"].get<double>(), 0.5 * plain_norm, 1e-4 * plain_norm) << halved.dump();
+  EXPECT_NEAR(halved["rollout_corr/rollout_is_mean"].get<double>(), 0.5, 1e-6);
+  EXPECT_NEAR(halved["rollout_corr/kl"].get<double>(), 0.0, 1e-5);
+
+  const testing::CommandResult unanchored =
+      RolloutIn(dir.path(), OneStep("unanchored", {"algorithm.rollout_correction.use_policy_gradient=true"}));
+  EXPECT_NE(unanchored.exit_code, 0);
+  EXPECT_THAT(unanchored.output, HasSubstr("use_policy_gradient needs bypass_mode=true"));
 }
 
 }  // namespace
