@@ -100,15 +100,13 @@ absl::Status DataLoader::Restore(const Position& position) {
 
 void DataLoader::PrepareEpoch(int64_t epoch) {
   if (order_epoch_ == epoch) return;
-  order_.resize(num_examples_);
-  std::iota(order_.begin(), order_.end(), 0);
   if (options_.shuffle) {
     std::seed_seq seeds{Low32(options_.seed), High32(options_.seed), Low32(epoch), High32(epoch)};
     std::mt19937_64 generator(seeds);
-    for (int64_t i = num_examples_ - 1; i > 0; --i) {
-      const auto j = static_cast<int64_t>(UniformBelow(generator, static_cast<uint64_t>(i) + 1));
-      std::swap(order_[i], order_[j]);
-    }
+    order_ = ShuffledRange(num_examples_, generator);
+  } else {
+    order_.resize(num_examples_);
+    std::iota(order_.begin(), order_.end(), 0);
   }
   order_epoch_ = epoch;
 }

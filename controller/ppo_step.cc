@@ -2,12 +2,15 @@
 
 #include <ATen/ATen.h>
 
+#include <random>
 #include <unordered_map>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "algorithms/kl.h"
+#include "algorithms/pf_ppo.h"
 #include "algorithms/rollout_correction.h"
+#include "common/mix_bits.h"
 #include "common/rollout_correction_config.h"
 #include "common/status_macros.h"
 
@@ -93,6 +96,18 @@ absl::StatusOr<std::map<std::string, double>> ComputeAdvantageColumns(const Adva
   RETURN_IF_ERROR(batch->AddTensor("advantages", advantages.advantages));
   RETURN_IF_ERROR(batch->AddTensor("returns", advantages.returns));
   return metrics;
+}
+
+absl::Status ResampleForPfPpo(const config::AlgorithmConfig& algorithm, uint64_t seed, int64_t step, Batch* batch) {
+  if (!algorithm.use_pf_ppo() || batch->empty()) return absl::OkStatus();
+  ASSIGN_OR_RETURN(const at::Tensor scores, batch->Tensor("token_level_scores"));
+  algorithms::PfPpoOptions options;
+  options.reweight_method = algorithm.pf_ppo().reweight_method();
+  options.weight_pow = algorithm.pf_ppo().weight_pow();
+  ASSIGN_OR_RETURN(const at::Tensor weights, algorithms::PfPpoWeights(scores.sum(-1), options));
+  std::mt19937_64 generator(MixBits(seed + static_cast<uint64_t>(step + 1) * kGoldenGamma));
+  ASSIGN_OR_RETURN(*batch, batch->Reorder(algorithms::SampleWithReplacement(weights, batch->size(), generator)));
+  return absl::OkStatus();
 }
 
 absl::StatusOr<std::map<std::string, double>> DataMetrics(const Batch& batch) {

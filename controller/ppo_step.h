@@ -42,6 +42,12 @@ struct AdvantageStep {
 absl::StatusOr<std::map<std::string, double>> ComputeAdvantageColumns(const AdvantageStep& step,
                                                                       Batch* batch);
 
+// With algorithm.use_pf_ppo, redraws `batch`'s rows with replacement in proportion to
+// PF-PPO's weights of their scores (the sum of token_level_scores; algorithms/pf_ppo.h),
+// from a generator seeded by `seed` and `step`, so a resumed run draws the same rows;
+// nothing otherwise. InvalidArgument for a bad algorithm.pf_ppo.
+absl::Status ResampleForPfPpo(const config::AlgorithmConfig& algorithm, uint64_t seed, int64_t step, Batch* batch);
+
 // Whether algorithm.rollout_correction weighs or rejects by the rollout's log-probs
 // (rollout_is, rollout_rs or the veto): the step then needs every row's old log-probs
 // before the update.

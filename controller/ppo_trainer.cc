@@ -55,6 +55,10 @@ absl::Status CheckWorkers(const PpoTrainerSetup& setup) {
     return absl::InvalidArgumentError(
         "algorithm.adv_estimator=gae needs a critic, and the placement has none (placement.critic)");
   }
+  if (recipe.algorithm().use_pf_ppo() && estimator != "gae") {
+    return absl::InvalidArgumentError(absl::StrCat("algorithm.use_pf_ppo resamples the batch by its GAE advantages' "
+                                                   "scores, as verl does only with adv_estimator=gae; got ", estimator));
+  }
   if (estimator != "gae" && setup.critic != nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(
         "placement.critic puts a critic on pool '", setup.critic->pool(), "', but algorithm.adv_estimator=",
@@ -260,7 +264,7 @@ absl::Status PpoTrainer::PrepareUpdates(Batch* batch, std::map<std::string, doub
     step.kl_controller = kl_controller_.get();
     ASSIGN_OR_RETURN(const auto kl_metrics, ComputeAdvantageColumns(step, batch));
     metrics->insert(kl_metrics.begin(), kl_metrics.end());
-    return absl::OkStatus();
+    return ResampleForPfPpo(recipe.algorithm(), static_cast<uint64_t>(recipe.trainer().seed()), global_step_, batch);
   });
 }
 

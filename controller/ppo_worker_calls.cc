@@ -54,7 +54,8 @@ const std::vector<std::string>& SequenceColumns() {
 int64_t OnPolicyRowsPerRank(const config::Recipe& recipe, int world) {
   const config::RolloutCorrectionConfig& correction = recipe.algorithm().rollout_correction();
   if (recipe.actor().ppo_epochs() != 1 || recipe.algorithm().use_kl_in_reward() || correction.bypass_mode() ||
-      CorrectsForRolloutLogProbs(correction) || world < 1) {
+      CorrectsForRolloutLogProbs(correction) || recipe.algorithm().use_pf_ppo() || recipe.actor().shuffle() ||
+      world < 1) {
     return 0;
   }
   return int64_t{recipe.actor().ppo_mini_batch_size()} * recipe.rollout().n() / world;

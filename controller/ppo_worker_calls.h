@@ -26,8 +26,9 @@ const std::vector<std::string>& SequenceColumns();
 // the first mini-batch, which with ppo_epochs 1 is trained before any optimizer step,
 // under the weights that sampled it, so scoring it beforehand would repeat that
 // forward (verl's on_policy case; TRL skips it with num_iterations 1). 0 when the step
-// needs the old log-probs before the update (algorithm.use_kl_in_reward, or
-// algorithm.rollout_correction's weights and rejections), takes them from the rollout
+// needs the old log-probs before the update (algorithm.use_kl_in_reward,
+// algorithm.rollout_correction's weights and rejections, or PF-PPO's resampling and
+// actor.shuffle, which move rows across mini-batches), takes them from the rollout
 // (bypass mode) or trains more epochs. `world`: the actor's ranks.
 int64_t OnPolicyRowsPerRank(const config::Recipe& recipe, int world);
 

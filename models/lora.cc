@@ -7,7 +7,11 @@
 #include <nlohmann/json.hpp>
 
 #include <map>
+#include <optional>
+#include <regex>
 #include <set>
+#include <string_view>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
@@ -32,6 +36,30 @@ bool Targeted(const LoraConfig& config, const std::string& module) {
   return false;
 }
 
+absl::StatusOr<std::regex> ExcludePattern(const std::string& pattern) {
+  try {
+    return std::regex(pattern, std::regex::ECMAScript);
+  } catch (const std::regex_error& error) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("LoRA exclude_modules '", pattern, "' is not a regular expression: ", error.what()));
+  }
+}
+
+// PEFT's list form: a module is excluded when its name is one of `names` or ends with
+// "." and one of them.
+std::string ListAsPattern(const std::vector<std::string>& names) {
+  std::vector<std::string> escaped;
+  for (const std::string& name : names) {
+    std::string text;
+    for (char c : name) {
+      if (std::string_view("\\^$.|?*+()[]{}").find(c) != std::string_view::npos) text += '\\';
+      text += c;
+    }
+    escaped.push_back(std::move(text));
+  }
+  return absl::StrCat("(.*\\.)?(", absl::StrJoin(escaped, "|"), ")");
+}
+
 }  // namespace
 
 absl::Status AddLoraAdapters(CausalLM& model, const LoraConfig& config, uint64_t seed) {
@@ -53,10 +81,20 @@ absl::Status AddLoraAdapters(CausalLM& model, const LoraConfig& config, uint64_t
           absl::StrJoin(names, ", "), " (or all-linear)"));
     }
   }
-  at::Generator generator = at::detail::createCPUGenerator(seed);
-  for (auto& [module, linear] : model.NamedLinears()) {
-    if (Targeted(config, module)) linear->AddAdapter(config.options, generator);
+  std::optional<std::regex> exclude;
+  if (!config.exclude_modules.empty()) {
+    ASSIGN_OR_RETURN(exclude, ExcludePattern(config.exclude_modules));
   }
+  std::vector<Linear*> adapted;
+  for (auto& [module, linear] : model.NamedLinears()) {
+    if (Targeted(config, module) && !(exclude && std::regex_match(module, *exclude))) adapted.push_back(linear);
+  }
+  if (adapted.empty()) {
+    return absl::InvalidArgumentError(absl::StrCat("LoRA exclude_modules '", config.exclude_modules,
+                                                   "' excludes every module target_modules names"));
+  }
+  at::Generator generator = at::detail::createCPUGenerator(seed);
+  for (Linear* linear : adapted) linear->AddAdapter(config.options, generator);
   return absl::OkStatus();
 }
 
@@ -97,6 +135,8 @@ absl::Status SaveLoraAdapter(CausalLM& model, const LoraConfig& config, const st
       {"fan_in_fan_out", false},
       {"inference_mode", true},
       {"init_lora_weights", true},
+      {"exclude_modules", config.exclude_modules.empty() ? nlohmann::json(nullptr)
+                                                          : nlohmann::json(config.exclude_modules)},
       {"modules_to_save", nullptr},
       {"use_rslora", false},
       {"use_dora", false},
@@ -120,6 +160,9 @@ absl::StatusOr<LoraConfig> LoadLoraAdapter(CausalLM& model, const std::string& d
     config.target_modules = targets.is_string()
                                 ? std::vector<std::string>{targets.get<std::string>()}
                                 : targets.get<std::vector<std::string>>();
+    const nlohmann::json exclude = json.value("exclude_modules", nlohmann::json(nullptr));
+    if (exclude.is_string()) config.exclude_modules = exclude.get<std::string>();
+    if (exclude.is_array() && !exclude.empty()) config.exclude_modules = ListAsPattern(exclude.get<std::vector<std::string>>());
   } catch (const nlohmann::json::exception& error) {
     return absl::InvalidArgumentError(absl::StrCat(config_path, ": ", error.what()));
   }

@@ -17,11 +17,16 @@ struct LoraConfig {
   // Module names ("q_proj", "v_proj") or the single entry "all-linear" (every linear
   // layer but the LM head, as in PEFT).
   std::vector<std::string> target_modules = {"all-linear"};
+  // A regular expression (ECMAScript) over whole module names
+  // ("model.layers.0.self_attn.q_proj"): modules it matches get no adapter although
+  // targeted, as PEFT's exclude_modules string. Empty: none excluded.
+  std::string exclude_modules;
 };
 
-// Adds an adapter to every targeted linear layer. InvalidArgument for rank < 1, a
-// model that already has adapters, or a target module name that matches no layer
-// (naming the ones that exist).
+// Adds an adapter to every targeted linear layer that exclude_modules leaves.
+// InvalidArgument for rank < 1, a model that already has adapters, a target module name
+// that matches no layer (naming the ones that exist), an exclude_modules that is no
+// regular expression, or one that excludes every targeted layer.
 absl::Status AddLoraAdapters(CausalLM& model, const LoraConfig& config, uint64_t seed);
 
 // The adapter tensors with their PEFT names; empty without adapters.
@@ -35,7 +40,9 @@ absl::Status SaveLoraAdapter(CausalLM& model, const LoraConfig& config, const st
                              const std::string& base_model_path);
 // Reads a PEFT adapter directory into a model without adapters: adds adapters as the
 // config says and loads their weights. NotFound / DataLoss / InvalidArgument naming
-// the file and tensor. Returns the config read.
+// the file and tensor. Returns the config read; PEFT's list form of exclude_modules
+// (names matched whole or as the last parts of a module's name) becomes the equivalent
+// regular expression.
 absl::StatusOr<LoraConfig> LoadLoraAdapter(CausalLM& model, const std::string& dir);
 
 }  // namespace rollout::models

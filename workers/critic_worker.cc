@@ -32,6 +32,9 @@ ValueCriticOptions CriticOptionsFrom(const config::Recipe& recipe, int64_t total
   options.plan.micro_batch = MicroBatchSizeOf(config::UpdateCriticBatching(recipe));
   options.plan.epochs = critic.ppo_epochs();
   options.plan.grad_clip = critic.grad_clip();
+  options.plan.shuffle = critic.shuffle();
+  options.plan.shuffle_seed =
+      static_cast<uint64_t>(critic.has_data_loader_seed() ? critic.data_loader_seed() : recipe.trainer().seed());
   options.value_loss.cliprange_value = critic.cliprange_value();
   options.value_loss.loss_agg_mode = critic.loss_agg_mode();
   options.adamw = AdamWFrom(critic.optim());

@@ -47,4 +47,10 @@ std::vector<int64_t> RowTokensFor(const MicroBatchSize& size, const at::Tensor& 
   return std::vector<int64_t>(counts.data_ptr<int64_t>(), counts.data_ptr<int64_t>() + counts.numel());
 }
 
+at::Tensor ReorderRows(const at::Tensor& tensor, const std::vector<int64_t>& order) {
+  if (!tensor.defined()) return tensor;
+  const at::Tensor index = at::tensor(order, at::kLong).to(tensor.device());
+  return tensor.index_select(0, index);
+}
+
 }  // namespace rollout::workers

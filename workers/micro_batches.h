@@ -39,4 +39,8 @@ absl::StatusOr<std::vector<RowRange>> MicroBatchRanges(int64_t start, int64_t ro
 // [B, T], where `size` has a token budget; else empty, without touching the mask.
 std::vector<int64_t> RowTokensFor(const MicroBatchSize& size, const at::Tensor& attention_mask);
 
+// Rows `order` of `tensor` ([B, ...]) in that order, on its device; each index in
+// [0, B). An undefined tensor stays undefined.
+at::Tensor ReorderRows(const at::Tensor& tensor, const std::vector<int64_t>& order);
+
 }  // namespace rollout::workers

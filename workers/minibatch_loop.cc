@@ -5,10 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/mix_bits.h"
 #include "common/status_macros.h"
+#include "common/uniform_random.h"
 #include "workers/gradient_sync.h"
 
 namespace rollout::workers {
@@ -25,52 +28,85 @@ absl::Status CheckMiniBatchPlan(const MiniBatchPlan& plan, const char* what) {
   return absl::OkStatus();
 }
 
+std::vector<int64_t> EpochRowOrder(int64_t rows, uint64_t seed, int64_t epoch) {
+  std::mt19937_64 generator(MixBits(seed + static_cast<uint64_t>(epoch + 1) * kGoldenGamma));
+  return ShuffledRange(rows, generator);
+}
+
+namespace {
+
+// Each mini-batch's micro-batches over rows in the order `row_tokens` lists them.
+absl::StatusOr<std::vector<std::vector<RowRange>>> PlanMiniBatches(int64_t rows, const MiniBatchPlan& plan,
+                                                                   absl::Span<const int64_t> row_tokens) {
+  std::vector<std::vector<RowRange>> mini_batches;
+  for (int64_t start = 0; start < rows; start += plan.mini_batch_rows) {
+    ASSIGN_OR_RETURN(std::vector<RowRange> micro_batches,
+                     MicroBatchRanges(start, plan.mini_batch_rows, plan.micro_batch, row_tokens));
+    mini_batches.push_back(std::move(micro_batches));
+  }
+  return mini_batches;
+}
+
+// One mini-batch: its micro-batches' gradients, `check`, the data-parallel average,
+// clipping and the optimizer step (skipped for a non-finite norm). The caller zeroes the
+// gradients before and after.
+absl::Status RunMiniBatch(const std::vector<RowRange>& micro_batches, const MiniBatchPlan& plan,
+                          const std::vector<at::Tensor*>& trainable, AdamW& optimizer,
+                          const MicroBatchStep& step, const MiniBatchCheck& check, MiniBatchResult* result) {
+  for (const RowRange& micro : micro_batches) {
+    RETURN_IF_ERROR(step(micro.start, micro.rows, static_cast<double>(micro.rows) / plan.mini_batch_rows));
+  }
+  if (check) RETURN_IF_ERROR(check());
+  if (plan.data_parallel != nullptr) RETURN_IF_ERROR(AverageGradients(*plan.data_parallel, trainable));
+  const double grad_norm = ClipGradNorm(trainable, plan.grad_clip);
+  if (std::isfinite(grad_norm)) {
+    optimizer.Step();
+  } else {
+    ++result->skipped_steps;
+  }
+  result->grad_norms.push_back(grad_norm);
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<MiniBatchResult> RunMiniBatches(int64_t rows, absl::Span<const int64_t> row_tokens,
                                                const MiniBatchPlan& plan,
                                                const std::vector<at::Tensor*>& trainable,
                                                AdamW& optimizer, const MicroBatchStep& step,
-                                               const MiniBatchCheck& check) {
+                                               const MiniBatchCheck& check, const EpochReorder& reorder) {
   const int64_t mini = plan.mini_batch_rows;
   if (rows <= 0 || rows % mini != 0) {
     return absl::InvalidArgumentError(
         absl::StrCat(rows, " rows are not a whole number of mini-batches of ", mini, " rows"));
   }
-  std::vector<std::vector<RowRange>> mini_batches;  // each one's micro-batches
-  for (int64_t start = 0; start < rows; start += mini) {
-    ASSIGN_OR_RETURN(std::vector<RowRange> micro_batches,
-                     MicroBatchRanges(start, mini, plan.micro_batch, row_tokens));
-    mini_batches.push_back(std::move(micro_batches));
+  if (plan.shuffle && !reorder) {
+    return absl::InvalidArgumentError("a shuffled mini-batch loop needs a way to reorder its rows");
+  }
+  std::vector<std::vector<RowRange>> mini_batches;
+  if (!plan.shuffle) {
+    ASSIGN_OR_RETURN(mini_batches, PlanMiniBatches(rows, plan, row_tokens));
   }
   MiniBatchResult result;
   for (int64_t epoch = 0; epoch < plan.epochs; ++epoch) {
+    if (plan.shuffle) {
+      const std::vector<int64_t> order = EpochRowOrder(rows, plan.shuffle_seed, epoch);
+      std::vector<int64_t> epoch_tokens;
+      if (!row_tokens.empty()) {
+        for (int64_t row : order) epoch_tokens.push_back(row_tokens[static_cast<size_t>(row)]);
+      }
+      ASSIGN_OR_RETURN(mini_batches, PlanMiniBatches(rows, plan, epoch_tokens));
+      if (absl::Status s = reorder(order); !s.ok()) {
+        optimizer.ZeroGrad();
+        return s;
+      }
+    }
     for (const std::vector<RowRange>& micro_batches : mini_batches) {
       optimizer.ZeroGrad();
-      for (const RowRange& micro : micro_batches) {
-        const double share = static_cast<double>(micro.rows) / mini;
-        if (absl::Status s = step(micro.start, micro.rows, share); !s.ok()) {
-          optimizer.ZeroGrad();
-          return s;
-        }
+      if (absl::Status s = RunMiniBatch(micro_batches, plan, trainable, optimizer, step, check, &result); !s.ok()) {
+        optimizer.ZeroGrad();
+        return s;
       }
-      if (check) {
-        if (absl::Status s = check(); !s.ok()) {
-          optimizer.ZeroGrad();
-          return s;
-        }
-      }
-      if (plan.data_parallel != nullptr) {
-        if (absl::Status s = AverageGradients(*plan.data_parallel, trainable); !s.ok()) {
-          optimizer.ZeroGrad();
-          return s;
-        }
-      }
-      const double grad_norm = ClipGradNorm(trainable, plan.grad_clip);
-      if (std::isfinite(grad_norm)) {
-        optimizer.Step();
-      } else {
-        ++result.skipped_steps;
-      }
-      result.grad_norms.push_back(grad_norm);
     }
   }
   optimizer.ZeroGrad();

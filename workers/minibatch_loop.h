@@ -28,7 +28,16 @@ struct MiniBatchPlan {
   // The data-parallel group whose ranks each run this loop on their share of the rows
   // (mini_batch_rows and the rows are per rank); null on one rank. Not owned.
   Communicator* data_parallel = nullptr;
+  // actor.shuffle / critic.shuffle: each epoch visits the rows in its own order, drawn
+  // from shuffle_seed and the epoch alone (EpochRowOrder), before they are cut into
+  // mini-batches; otherwise in the batch's order.
+  bool shuffle = false;
+  uint64_t shuffle_seed = 0;
 };
+
+// The order of `rows` rows for `epoch` (0-based) of a shuffled loop: a permutation drawn
+// from `seed` and the epoch, the same on every build and rank.
+std::vector<int64_t> EpochRowOrder(int64_t rows, uint64_t seed, int64_t epoch);
 
 // InvalidArgument unless every count is >= 1, the token budget >= 0 and grad_clip > 0;
 // `what` names the role in the message ("policy actor").
@@ -47,15 +56,21 @@ struct MiniBatchResult {
 // applied (e.g. DeferredFiniteChecks::Resolve); an error stops the loop as a step's does.
 using MiniBatchCheck = std::function<absl::Status()>;
 
+// With plan.shuffle, called at the start of each epoch with its row order: from then on
+// `step`'s row i is the batch's row order[i] (the caller reorders what it slices).
+using EpochReorder = std::function<absl::Status(const std::vector<int64_t>& order)>;
+
 // Runs the loop over `rows` rows; `row_tokens` as for MicroBatchRanges (RowTokensFor;
-// empty without a token budget); `check`, when set, once per mini-batch. InvalidArgument
-// unless rows is a positive multiple of the mini-batch; the first error of `step` or
-// `check` (after dropping the gradients).
+// empty without a token budget), in the batch's order; `check`, when set, once per
+// mini-batch; `reorder` as above, required with plan.shuffle. InvalidArgument unless rows
+// is a positive multiple of the mini-batch; the first error of `step`, `check` or
+// `reorder` (after dropping the gradients).
 absl::StatusOr<MiniBatchResult> RunMiniBatches(int64_t rows, absl::Span<const int64_t> row_tokens,
                                                const MiniBatchPlan& plan,
                                                const std::vector<at::Tensor*>& trainable,
                                                AdamW& optimizer, const MicroBatchStep& step,
-                                               const MiniBatchCheck& check = nullptr);
+                                               const MiniBatchCheck& check = nullptr,
+                                               const EpochReorder& reorder = nullptr);
 
 // Per-micro-batch (or per-step) metric values, and their means as verl's
 // reduce_metrics reports them (an empty list gives 0).

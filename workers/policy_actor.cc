@@ -112,11 +112,12 @@ absl::Status PolicyActor::AccumulateMicroBatch(const PolicyBatch& micro,
 absl::StatusOr<std::map<std::string, double>> PolicyActor::Update(const PolicyBatch& batch,
                                                                   int64_t on_policy_rows) {
   RETURN_IF_ERROR(CheckPolicyBatch(batch, /*for_update=*/true, options_.use_kl_loss));
-  const int64_t on_policy_limit = options_.plan.epochs == 1 ? options_.plan.mini_batch_rows : 0;
+  const int64_t on_policy_limit =
+      options_.plan.epochs == 1 && !options_.plan.shuffle ? options_.plan.mini_batch_rows : 0;
   if (on_policy_rows < 0 || on_policy_rows > on_policy_limit) {
     return absl::InvalidArgumentError(absl::StrCat(
         "update_actor: ", on_policy_rows, " on-policy rows; at most ", on_policy_limit,
-        " (the first mini-batch, and only with ppo_epochs 1: ", options_.plan.epochs, ")"));
+        " (the first mini-batch, and only with ppo_epochs 1 (", options_.plan.epochs, ") and shuffle off)"));
   }
   const double lr = schedule_.LrAt(updates_);
   optimizer_.set_lr(lr);
@@ -131,21 +132,33 @@ absl::StatusOr<std::map<std::string, double>> PolicyActor::Update(const PolicyBa
   const at::Tensor host_positions = batch.position_ids.cpu();
   const std::vector<int64_t> row_tokens = RowTokensFor(options_.plan.micro_batch, host_mask);
   // clip_cov's seed for each micro-batch: the recipe's, this update's count, and the
-  // micro-batch's place in the update (epochs included).
+  // micro-batch's place in the update (epochs included); shuffle's orders: its seed and
+  // this update's count.
   const uint64_t update_seed = MixBits(options_.seed + static_cast<uint64_t>(updates_ + 1) * kGoldenGamma);
+  MiniBatchPlan plan = options_.plan;
+  plan.shuffle_seed = MixBits(plan.shuffle_seed + static_cast<uint64_t>(updates_ + 1) * kGoldenGamma);
+  // The rows in the current epoch's order (the batch's, unless shuffled).
+  PolicyBatch rows_now = batch;
+  at::Tensor ids_now = host_ids, mask_now = host_mask, positions_now = host_positions;
   uint64_t micro_batches = 0;
   const absl::StatusOr<MiniBatchResult> steps = RunMiniBatches(
-      batch.input_ids.size(0), row_tokens, options_.plan, trainable_, optimizer_,
+      batch.input_ids.size(0), row_tokens, plan, trainable_, optimizer_,
       [&](int64_t start, int64_t rows, double share) {
         std::optional<models::SharedPromptPacking> packed = PackForScoring(
-            *model_, host_ids.narrow(0, start, rows), host_mask.narrow(0, start, rows),
-            host_positions.narrow(0, start, rows), batch.responses.size(1),
-            options_.prompt_sharing);
-        return AccumulateMicroBatch(SliceRows(batch, start, rows), std::move(packed),
+            *model_, ids_now.narrow(0, start, rows), mask_now.narrow(0, start, rows),
+            positions_now.narrow(0, start, rows), batch.responses.size(1), options_.prompt_sharing);
+        return AccumulateMicroBatch(SliceRows(rows_now, start, rows), std::move(packed),
                                     std::clamp<int64_t>(on_policy_rows - start, 0, rows), share,
                                     MixBits(update_seed + ++micro_batches * kGoldenGamma), &metrics);
       },
-      [&] { return finite_checks.Resolve(); });
+      [&] { return finite_checks.Resolve(); },
+      [&](const std::vector<int64_t>& order) {
+        rows_now = ReorderRows(batch, order);
+        ids_now = ReorderRows(host_ids, order);
+        mask_now = ReorderRows(host_mask, order);
+        positions_now = ReorderRows(host_positions, order);
+        return absl::OkStatus();
+      });
   model_->set_training(false);
   if (!steps.ok()) {
     return absl::Status(steps.status().code(), absl::StrCat("update_actor: ", steps.status().message()));

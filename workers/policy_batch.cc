@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
+#include "workers/micro_batches.h"
 
 namespace rollout::workers {
 namespace {
@@ -102,6 +103,22 @@ PolicyBatch SliceRows(const PolicyBatch& batch, int64_t start, int64_t length) {
   slice.ref_log_probs = Slice(batch.ref_log_probs, start, length);
   slice.rollout_is_weights = Slice(batch.rollout_is_weights, start, length);
   return slice;
+}
+
+PolicyBatch ReorderRows(const PolicyBatch& batch, const std::vector<int64_t>& order) {
+  PolicyBatch rows;
+  for (const auto& [out, in] : {std::pair<at::Tensor*, const at::Tensor*>{&rows.input_ids, &batch.input_ids},
+                                {&rows.attention_mask, &batch.attention_mask},
+                                {&rows.position_ids, &batch.position_ids},
+                                {&rows.responses, &batch.responses},
+                                {&rows.response_mask, &batch.response_mask},
+                                {&rows.old_log_probs, &batch.old_log_probs},
+                                {&rows.advantages, &batch.advantages},
+                                {&rows.ref_log_probs, &batch.ref_log_probs},
+                                {&rows.rollout_is_weights, &batch.rollout_is_weights}}) {
+    *out = ReorderRows(*in, order);
+  }
+  return rows;
 }
 
 }  // namespace rollout::workers

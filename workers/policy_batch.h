@@ -51,4 +51,7 @@ PolicyBatch MoveTo(const PolicyBatch& batch, c10::Device device);
 // Rows [start, start + length) of every tensor of `batch` (undefined ones stay undefined).
 PolicyBatch SliceRows(const PolicyBatch& batch, int64_t start, int64_t length);
 
+// Rows `order` of every tensor of `batch`, in that order (ReorderRows).
+PolicyBatch ReorderRows(const PolicyBatch& batch, const std::vector<int64_t>& order);
+
 }  // namespace rollout::workers

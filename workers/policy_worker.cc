@@ -134,6 +134,7 @@ absl::Status PolicyWorker::LoadModels() {
     if (model.target_modules_size() > 0) {
       lora.target_modules.assign(model.target_modules().begin(), model.target_modules().end());
     }
+    lora.exclude_modules = model.exclude_modules();
     RETURN_IF_ERROR(models::AddLoraAdapters(*model_, lora, static_cast<uint64_t>(setup_.recipe.trainer().seed())));
   }
   const bool dpo = setup_.recipe.trainer().mode() == "dpo";
@@ -154,6 +155,9 @@ absl::Status PolicyWorker::CreateActor() {
   options.plan.epochs = actor.ppo_epochs();
   options.plan.grad_clip = actor.grad_clip();
   options.plan.data_parallel = setup_.data_parallel;
+  options.plan.shuffle = actor.shuffle();
+  options.plan.shuffle_seed = static_cast<uint64_t>(
+      actor.has_data_loader_seed() ? actor.data_loader_seed() : setup_.recipe.trainer().seed());
   options.temperature = setup_.recipe.rollout().temperature() > 0 ? setup_.recipe.rollout().temperature() : 1.0;
   options.policy_loss.loss_mode = actor.policy_loss().loss_mode();
   options.policy_loss.kl_cov_ratio = actor.policy_loss().kl_cov_ratio();

@@ -3,9 +3,14 @@
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 
+#include <utility>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "algorithms/masked_ops.h"
+#include "common/mix_bits.h"
 #include "common/status_macros.h"
+#include "workers/micro_batches.h"
 
 namespace rollout::workers {
 namespace {
@@ -38,6 +43,19 @@ absl::Status CheckBatch(const ValueBatch& batch, bool for_update) {
     }
   }
   return absl::OkStatus();
+}
+
+ValueBatch ReorderRows(const ValueBatch& batch, const std::vector<int64_t>& order) {
+  ValueBatch rows;
+  for (const auto& [out, in] : {std::pair<at::Tensor*, const at::Tensor*>{&rows.input_ids, &batch.input_ids},
+                                {&rows.attention_mask, &batch.attention_mask},
+                                {&rows.position_ids, &batch.position_ids},
+                                {&rows.response_mask, &batch.response_mask},
+                                {&rows.values, &batch.values},
+                                {&rows.returns, &batch.returns}}) {
+    *out = workers::ReorderRows(*in, order);
+  }
+  return rows;
 }
 
 ValueBatch SliceRows(const ValueBatch& batch, int64_t start, int64_t length) {
@@ -111,11 +129,13 @@ absl::StatusOr<std::map<std::string, double>> ValueCritic::Update(const ValueBat
   // As the actor's update: no micro-batch waits for the device (policy_actor.cc).
   algorithms::DeferredFiniteChecks finite_checks;
   TensorMetricLists metrics;
+  MiniBatchPlan plan = options_.plan;  // shuffle's orders: its seed and this update's count
+  plan.shuffle_seed = MixBits(plan.shuffle_seed + static_cast<uint64_t>(updates_ + 1) * kGoldenGamma);
+  ValueBatch rows_now = batch;  // the rows in the current epoch's order
   const absl::StatusOr<MiniBatchResult> steps = RunMiniBatches(
-      batch.input_ids.size(0), RowTokensFor(options_.plan.micro_batch, batch.attention_mask), options_.plan,
-      trainable_, optimizer_,
+      batch.input_ids.size(0), RowTokensFor(plan.micro_batch, batch.attention_mask), plan, trainable_, optimizer_,
       [&](int64_t start, int64_t rows, double share) -> absl::Status {
-        const ValueBatch micro = SliceRows(batch, start, rows);
+        const ValueBatch micro = SliceRows(rows_now, start, rows);
         const at::Tensor vpreds = Predict(micro);
         ASSIGN_OR_RETURN(const algorithms::ValueLossResult loss,
                          algorithms::ComputeValueLoss(vpreds, micro.returns.to(at::kFloat),
@@ -128,7 +148,11 @@ absl::StatusOr<std::map<std::string, double>> ValueCritic::Update(const ValueBat
         metrics["critic/vpred_mean"].push_back((vpreds.detach() * mask).sum() / mask.sum().clamp_min(1));
         return absl::OkStatus();
       },
-      [&] { return finite_checks.Resolve(); });
+      [&] { return finite_checks.Resolve(); },
+      [&](const std::vector<int64_t>& order) {
+        rows_now = ReorderRows(batch, order);
+        return absl::OkStatus();
+      });
   if (!steps.ok()) {
     return absl::Status(steps.status().code(), absl::StrCat("update_critic: ", steps.status().message()));
   }

@@ -1,5 +1,6 @@
 // The controller's step arithmetic: scores at the last response token, GRPO advantages
-// per uid group, the KL penalty in the reward, and verl's data metrics.
+// per uid group, the KL penalty in the reward, PF-PPO's resampling and verl's data
+// metrics.
 #include "controller/ppo_step.h"
 
 #include <ATen/ATen.h>
@@ -30,6 +31,29 @@ TEST(TokenLevelScores, PutsEachScoreOnTheLastResponseToken) {
   const at::Tensor scores = TokenLevelScores({2.5, 7}, mask).value();
   EXPECT_TRUE(at::equal(scores, at::tensor({0.0f, 2.5f, 0.0f, 0.0f, 0.0f, 0.0f}).view({2, 3})));
   EXPECT_THAT(TokenLevelScores({1}, mask).status().message(), HasSubstr("1 reward scores for 2 responses"));
+}
+
+// PF-PPO with max_min: the rows scoring 1 (uid a) and 0 (uid a) carry all the weight but
+// 1e-8 each of the two 0.5 rows', so the redrawn batch is of those two rows only; the
+// seed and step decide which, the same each time.
+TEST(ResampleForPfPpo, RedrawsRowsByTheirScoresWeights) {
+  config::AlgorithmConfig algorithm;
+  algorithm.set_use_pf_ppo(true);
+  algorithm.mutable_pf_ppo()->set_reweight_method("max_min");
+  Batch batch = StepBatch();
+  ASSERT_TRUE(ResampleForPfPpo(algorithm, 7, 3, &batch).ok());
+  ASSERT_EQ(batch.size(), 4);
+  const at::Tensor scores = batch.Tensor("token_level_scores").value().sum(-1);
+  EXPECT_TRUE(scores.eq(0).logical_or(scores.eq(1)).all().item<bool>()) << scores;
+  EXPECT_EQ(batch.Strings("uid").value(), std::vector<std::string>(4, "a"));
+  Batch again = StepBatch();
+  ASSERT_TRUE(ResampleForPfPpo(algorithm, 7, 3, &again).ok());
+  EXPECT_TRUE(at::equal(again.Tensor("response_mask").value(), batch.Tensor("response_mask").value()));
+
+  Batch unchanged = StepBatch();
+  algorithm.set_use_pf_ppo(false);
+  ASSERT_TRUE(ResampleForPfPpo(algorithm, 7, 3, &unchanged).ok());
+  EXPECT_TRUE(at::equal(unchanged.Tensor("token_level_scores").value(), StepBatch().Tensor("token_level_scores").value()));
 }
 
 TEST(ComputeAdvantageColumns, GrpoNormalisesWithinEachUidGroup) {

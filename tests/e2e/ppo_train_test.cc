@@ -169,6 +169,34 @@ TEST(PpoTrainRecipe, TheCriticByTokensTrainsAsByRows) {
                                              "data.max_prompt_length + data.max_response_length (24)"));
 }
 
+// verl's PF-PPO (pow, weight_pow 2) on rewards of 1 or 0: rows scoring 0 weigh 1e-8, so
+// each step's redrawn batch, which the data metrics describe, holds only rows of one
+// score — 1 wherever any response scored. With the actor's and critic's rows shuffled
+// over two epochs, a run that the first mini-batch's old log-probs cannot shortcut.
+TEST(PpoTrainRecipe, PfPpoRedrawsTheBatchFromItsBestScoringRows) {
+  testing::TempDir dir("ppo_e2e_pf_ppo");
+  dir.Write("data/letters.jsonl", testing::LetterRows());
+  const testing::CommandResult result = RolloutIn(
+      dir.path(), ReducedRun({"data.train_files=[data/letters.jsonl]", "data.val_files=[]", "reward.name=null",
+                              std::string("reward.plugin=") + MISBEHAVING_PLUGIN_PATH,
+                              "algorithm.use_pf_ppo=true", "actor.shuffle=true", "critic.shuffle=true",
+                              "actor.ppo_epochs=2", "critic.ppo_epochs=2"}));
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  const std::vector<nlohmann::json> steps = ReadJsonLines(dir.Path(kMetricsFile));
+  ASSERT_EQ(steps.size(), 3u);
+  int scoring_steps = 0;
+  for (const nlohmann::json& metrics : steps) {
+    EXPECT_EQ(metrics["critic/score/min"], metrics["critic/score/max"]) << metrics.dump();
+    scoring_steps += metrics["critic/score/max"] == 1.0;
+  }
+  EXPECT_GT(scoring_steps, 0);
+  EXPECT_TRUE(IsFinite(steps[2], "actor/pg_loss"));
+
+  const PpoRun grpo = RunIn(dir, {"algorithm.adv_estimator=grpo", "algorithm.use_pf_ppo=true"});
+  EXPECT_NE(grpo.result.exit_code, 0);
+  EXPECT_THAT(grpo.result.output, HasSubstr("algorithm.use_pf_ppo resamples the batch"));
+}
+
 TEST(PpoTrainRecipe, ACriticWithoutGaeIsRefused) {
   testing::TempDir dir("ppo_e2e_grpo_critic");
   const PpoRun run = RunIn(dir, {"algorithm.adv_estimator=grpo", "placement.critic=global_pool"});

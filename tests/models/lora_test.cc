@@ -5,6 +5,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "common/file_util.h"
 #include "tests/support/temp_dir.h"
 
 namespace rollout::models {
@@ -54,6 +55,63 @@ TEST(Lora, TargetsOnlyNamedModules) {
   EXPECT_EQ(params.size(), 2u * 2 * 2);
   EXPECT_EQ(params[0].first, "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight");
   EXPECT_EQ(params[0].second->sizes(), at::IntArrayRef({4, 64}));
+}
+
+// exclude_modules as PEFT's string: a regular expression over the whole module name.
+TEST(Lora, ExcludedModulesGetNoAdapter) {
+  std::unique_ptr<CausalLM> model = Fixture();
+  LoraConfig config = Config({"q_proj", "v_proj"});
+  config.exclude_modules = R"(.*\.layers\.0\..*|.*v_proj)";
+  ASSERT_TRUE(AddLoraAdapters(*model, config, 1).ok());
+  const auto params = NamedLoraParameters(*model);
+  ASSERT_EQ(params.size(), 2u);  // layer 1's q_proj, A and B
+  EXPECT_EQ(params[0].first, "base_model.model.model.layers.1.self_attn.q_proj.lora_A.weight");
+
+  config.exclude_modules = "q_proj";  // matched whole: no module is named just that
+  std::unique_ptr<CausalLM> whole = Fixture();
+  ASSERT_TRUE(AddLoraAdapters(*whole, config, 1).ok());
+  EXPECT_EQ(NamedLoraParameters(*whole).size(), 2u * 2 * 2);
+}
+
+TEST(Lora, ExcludingEverythingOrABadPatternIsAnError) {
+  LoraConfig config = Config({"q_proj"});
+  config.exclude_modules = ".*";
+  EXPECT_THAT(AddLoraAdapters(*Fixture(), config, 1).message(),
+              HasSubstr("LoRA exclude_modules '.*' excludes every module target_modules names"));
+  config.exclude_modules = "(q_proj";
+  EXPECT_THAT(AddLoraAdapters(*Fixture(), config, 1).message(),
+              HasSubstr("LoRA exclude_modules '(q_proj' is not a regular expression"));
+}
+
+// Saved for PEFT as given; PEFT's list form, read from an adapter_config.json, excludes
+// the modules named whole or by their last parts.
+TEST(Lora, ExcludeModulesRoundTripAndTheListFormIsRead) {
+  std::unique_ptr<CausalLM> model = Fixture();
+  LoraConfig config = Config({"q_proj", "o_proj"});
+  config.exclude_modules = R"(.*\.layers\.1\..*)";
+  ASSERT_TRUE(AddLoraAdapters(*model, config, 1).ok());
+  PerturbAdapters(*model);
+  TempDir dir("lora_exclude");
+  ASSERT_TRUE(SaveLoraAdapter(*model, config, dir.path(), kFixture).ok());
+  std::unique_ptr<CausalLM> other = Fixture();
+  absl::StatusOr<LoraConfig> loaded = LoadLoraAdapter(*other, dir.path());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->exclude_modules, config.exclude_modules);
+  EXPECT_EQ(NamedLoraParameters(*other).size(), 4u);
+  EXPECT_TRUE(at::equal(Logits(*other), Logits(*model)));
+
+  std::string json = ReadFile(dir.Path("adapter_config.json")).value();
+  const std::string saved = R"("exclude_modules": ".*\\.layers\\.1\\..*")";
+  ASSERT_NE(json.find(saved), std::string::npos) << json;
+  json.replace(json.find(saved), saved.size(), R"("exclude_modules": ["layers.1.self_attn.q_proj", "o_proj"])");
+  ASSERT_TRUE(WriteFileAtomically(dir.Path("adapter_config.json"), json).ok());
+  std::unique_ptr<CausalLM> listed = Fixture();
+  loaded = LoadLoraAdapter(*listed, dir.path());
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->exclude_modules, R"((.*\.)?(layers\.1\.self_attn\.q_proj|o_proj))");
+  const auto params = NamedLoraParameters(*listed);
+  ASSERT_EQ(params.size(), 2u);  // layer 0's q_proj only
+  EXPECT_EQ(params[0].first, "base_model.model.model.layers.0.self_attn.q_proj.lora_A.weight");
 }
 
 TEST(Lora, UnknownTargetAndBadRankAreErrors) {

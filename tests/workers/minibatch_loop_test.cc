@@ -9,7 +9,9 @@
 
 #include "absl/strings/str_cat.h"
 
+#include <algorithm>
 #include <limits>
+#include <numeric>
 #include <map>
 #include <string>
 #include <tuple>
@@ -119,6 +121,71 @@ TEST(RunMiniBatches, TheCheckRunsBeforeEachStepAndItsErrorStopsTheLoop) {
   EXPECT_THAT(events, ::testing::ElementsAre("micro 0", "micro 1", "check", "micro 2", "micro 3", "check"));
   EXPECT_EQ(optimizer.states()[0].step.item<float>(), 1.0f);  // the second mini-batch never stepped
   EXPECT_FALSE(weight.grad().defined());
+}
+
+TEST(EpochRowOrder, IsASeededPermutationNewEachEpoch) {
+  const std::vector<int64_t> first = EpochRowOrder(64, 7, 0);
+  std::vector<int64_t> sorted = first;
+  std::sort(sorted.begin(), sorted.end());
+  std::vector<int64_t> identity(64);
+  std::iota(identity.begin(), identity.end(), 0);
+  EXPECT_EQ(sorted, identity);
+  EXPECT_NE(first, identity);
+  EXPECT_EQ(EpochRowOrder(64, 7, 0), first);
+  EXPECT_NE(EpochRowOrder(64, 7, 1), first);
+  EXPECT_NE(EpochRowOrder(64, 8, 0), first);
+}
+
+// Shuffled: before each epoch the caller is handed that epoch's order, and the
+// micro-batches' token budgets are planned over the rows in that order.
+TEST(RunMiniBatches, ShuffledEpochsReorderTheRowsAndPlanMicroBatchesInTheirOrder) {
+  at::Tensor weight = at::zeros({1}).set_requires_grad(true);
+  AdamW optimizer({&weight}, AdamWOptions());
+  MiniBatchPlan plan = TokenBudgetPlan(4, 3);
+  plan.epochs = 2;
+  plan.shuffle = true;
+  plan.shuffle_seed = 11;
+  const std::vector<int64_t> tokens = {3, 1, 2, 1};  // rows 1 and 3 fit together, 0 and 2 do not
+  std::vector<std::vector<int64_t>> orders;
+  std::vector<std::pair<int64_t, int64_t>> calls;
+  const auto step = [&](int64_t start, int64_t rows, double share) {
+    calls.emplace_back(start, rows);
+    (weight * share).sum().backward();
+    return absl::OkStatus();
+  };
+  const auto reorder = [&](const std::vector<int64_t>& order) {
+    orders.push_back(order);
+    return absl::OkStatus();
+  };
+  const MiniBatchResult result = RunMiniBatches(4, tokens, plan, {&weight}, optimizer, step, nullptr, reorder).value();
+  EXPECT_EQ(result.grad_norms.size(), 2u);  // one mini-batch an epoch
+  ASSERT_EQ(orders.size(), 2u);
+  EXPECT_EQ(orders[0], EpochRowOrder(4, 11, 0));
+  EXPECT_EQ(orders[1], EpochRowOrder(4, 11, 1));
+  // The micro-batches of each epoch: consecutive rows of its order within 3 tokens.
+  std::vector<std::pair<int64_t, int64_t>> expected;
+  for (const std::vector<int64_t>& order : orders) {
+    std::vector<int64_t> epoch_tokens;
+    for (int64_t row : order) epoch_tokens.push_back(tokens[static_cast<size_t>(row)]);
+    const std::vector<RowRange> ranges = MicroBatchRanges(0, 4, plan.micro_batch, epoch_tokens).value();
+    for (const RowRange& range : ranges) {
+      expected.emplace_back(range.start, range.rows);
+    }
+  }
+  EXPECT_EQ(calls, expected);
+
+  EXPECT_THAT(RunMiniBatches(4, tokens, plan, {&weight}, optimizer, step).status().message(),
+              ::testing::HasSubstr("a shuffled mini-batch loop needs a way to reorder its rows"));
+  const auto refuse = [](const std::vector<int64_t>&) { return absl::InternalError("cannot reorder"); };
+  EXPECT_EQ(RunMiniBatches(4, tokens, plan, {&weight}, optimizer, step, nullptr, refuse).status().message(),
+            "cannot reorder");
+  EXPECT_FALSE(weight.grad().defined());
+}
+
+TEST(ReorderRows, TakesRowsInTheGivenOrderAndLeavesUndefinedTensors) {
+  const at::Tensor rows = at::arange(6).view({3, 2});
+  EXPECT_TRUE(at::equal(ReorderRows(rows, {2, 0, 0}), at::tensor({4, 5, 0, 1, 0, 1}).view({3, 2})));
+  EXPECT_FALSE(ReorderRows(at::Tensor(), {0}).defined());
 }
 
 TEST(MeanMetrics, DeviceTensorListsGiveTheMeansOfTheirValues) {

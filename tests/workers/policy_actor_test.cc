@@ -261,13 +261,17 @@ TEST(PolicyActor, OnPolicyRowsBeyondTheFirstMiniBatchOfOneEpochAreErrors) {
   auto one_epoch = PolicyActor::Create(model.get(), AllParameters(*model), options).value();
   options.plan.epochs = 2;
   auto two_epochs = PolicyActor::Create(model.get(), AllParameters(*model), options).value();
+  options.plan.epochs = 1;
+  options.plan.shuffle = true;  // the first mini-batch is no longer the first rows
+  auto shuffled = PolicyActor::Create(model.get(), AllParameters(*model), options).value();
   PolicyBatch batch = MakeBatch(4);
   batch.old_log_probs = at::zeros({4, kResponse});
   EXPECT_THAT(one_epoch->Update(batch, 3).status().message(),
               HasSubstr("update_actor: 3 on-policy rows; at most 2 (the first mini-batch, and only "
-                        "with ppo_epochs 1: 1)"));
+                        "with ppo_epochs 1 (1) and shuffle off)"));
   EXPECT_THAT(two_epochs->Update(batch, 2).status().message(),
               HasSubstr("2 on-policy rows; at most 0"));
+  EXPECT_THAT(shuffled->Update(batch, 1).status().message(), HasSubstr("1 on-policy rows; at most 0"));
 }
 
 // The losses check their inputs' finiteness once per mini-batch (deferred): a NaN in the

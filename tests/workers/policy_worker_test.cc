@@ -328,6 +328,30 @@ TEST(PolicyWorker, ClipCovChoosesTheSameTokensAfterAResume) {
                        [](PolicyWorker& worker) { return worker.model().NamedParameters(); });
 }
 
+// actor.shuffle with two mini-batches of two rows and two epochs: the rows' order, and so
+// the update, differs from the batch's order, and a resumed worker draws the same orders.
+TEST(PolicyWorker, ShuffledMiniBatchesChangeTheUpdateAndRepeatAfterAResume) {
+  testing::TempDir dir("policy_shuffle_ckpt");
+  PolicyWorkerSetup setup = CheckpointingSetup();
+  setup.recipe.mutable_actor()->set_ppo_mini_batch_size(1);
+  setup.recipe.mutable_actor()->set_ppo_epochs(2);
+  auto in_order = PolicyWorker::Create(setup).value();
+  setup.recipe.mutable_actor()->set_shuffle(true);
+  setup.recipe.mutable_actor()->set_data_loader_seed(5);
+  auto shuffled = PolicyWorker::Create(setup).value();
+  const Batch batch = UpdateBatch(*in_order, in_order->GenerateSequences(Prompts()).value());
+  for (int update = 0; update < 2; ++update) {  // the warmup's first LR is 0
+    ASSERT_TRUE(in_order->UpdateActor(batch).ok());
+    ASSERT_TRUE(shuffled->UpdateActor(batch).ok());
+  }
+  EXPECT_THAT(Differences(in_order->model().NamedParameters(), shuffled->model().NamedParameters()),
+              ::testing::Not(::testing::IsEmpty()));
+  auto trained = PolicyWorker::Create(setup).value();
+  auto restored = PolicyWorker::Create(setup).value();
+  ExpectExactRoundTrip(*trained, *restored, dir.Path("actor"),
+                       [](PolicyWorker& worker) { return worker.model().NamedParameters(); });
+}
+
 TEST(PolicyWorker, OnlyRankZeroWritesACheckpoint) {
   testing::TempDir dir("policy_rank_ckpt");
   PolicyWorkerSetup setup = CheckpointingSetup();

@@ -8,6 +8,7 @@
 
 #include <limits>
 
+#include "common/mix_bits.h"
 #include "models/presets.h"
 #include "tests/support/temp_dir.h"
 
@@ -87,6 +88,39 @@ TEST(ValueCritic, UpdatesFitTheReturns) {
   EXPECT_GT(first.at("critic/grad_norm"), 0);
   EXPECT_EQ(first.at("critic/lr"), 1e-2);
   EXPECT_EQ(first.at("critic/vf_clipfrac"), 0);
+}
+
+// critic.shuffle: an update with shuffled epochs is, exactly, the unshuffled update of
+// the batch reordered as each epoch's seeded order says (the seed mixed with the update's
+// count, 1 for the first update).
+TEST(ValueCritic, ShuffledUpdatesVisitTheRowsInTheSeededOrder) {
+  testing::TempDir dir;
+  ValueBatch batch = MakeBatch(8);
+  batch.returns = at::linspace(-1, 1, 8).unsqueeze(1).expand({8, kResponse}).contiguous();
+  batch.values = at::zeros({8, kResponse});
+  ValueCriticOptions options = Options();
+  options.plan.shuffle = true;
+  options.plan.shuffle_seed = 21;
+  auto shuffled_model = TinyValueModel(dir);
+  auto shuffled = ValueCritic::Create(shuffled_model.get(), options).value();
+  ASSERT_TRUE(shuffled->Update(batch).ok());
+
+  auto reordered_model = TinyValueModel(dir);
+  auto reordered = ValueCritic::Create(reordered_model.get(), Options()).value();
+  const std::vector<int64_t> order = EpochRowOrder(8, MixBits(21 + kGoldenGamma), 0);
+  ValueBatch by_hand = batch;
+  for (at::Tensor* tensor : {&by_hand.input_ids, &by_hand.attention_mask, &by_hand.position_ids,
+                             &by_hand.response_mask, &by_hand.values, &by_hand.returns}) {
+    *tensor = ReorderRows(*tensor, order);
+  }
+  ASSERT_TRUE(reordered->Update(by_hand).ok());
+  const at::Tensor probe = shuffled->ComputeValues(batch, 4).value();
+  EXPECT_TRUE(at::equal(probe, reordered->ComputeValues(batch, 4).value()));
+
+  auto in_order_model = TinyValueModel(dir);
+  auto in_order = ValueCritic::Create(in_order_model.get(), Options()).value();
+  ASSERT_TRUE(in_order->Update(batch).ok());
+  EXPECT_FALSE(at::equal(probe, in_order->ComputeValues(batch, 4).value()));
 }
 
 TEST(ValueCritic, BatchesThatDoNotFitAreErrors) {
