@@ -47,6 +47,12 @@ def export_checks(build, tmp):
         adapted = lora(ids).logits[0]
     lora_err = (adapted - torch.tensor(expect["lora_logits"])).abs().max().item()
     ok &= check("peft loads our LoRA adapter", lora_err < 1e-4, f"max |logit diff| {lora_err:.2e}")
+    # The adapter's exclude_modules leaves layer 1's attention without adapters, as ours.
+    adapted_modules = sorted(name for name, module in lora.named_modules() if hasattr(module, "lora_A")
+                             and name.endswith(("q_proj", "v_proj", "down_proj")))
+    ok &= check("peft applies our adapter's exclude_modules",
+                not any(".layers.1.self_attn." in name for name in adapted_modules) and len(adapted_modules) == 4,
+                f"adapted: {adapted_modules}")
     from transformers import AutoModelForTokenClassification
     value = AutoModelForTokenClassification.from_pretrained(f"{tmp}/value", dtype=torch.float32)
     with torch.no_grad():

@@ -108,6 +108,7 @@ int Main(int argc, char** argv) {
   lora.options.rank = 4;
   lora.options.alpha = 8;
   lora.target_modules = {"q_proj", "v_proj", "down_proj"};
+  lora.exclude_modules = R"(.*\.layers\.1\.self_attn\..*)";  // layer 1's q_proj and v_proj
   absl::Status status = (*model)->Save(JoinPath(out, "model"));
   if (status.ok()) status = AddLoraAdapters(**model, lora, /*seed=*/5);
   if (status.ok()) {
