@@ -119,7 +119,7 @@ const std::vector<VerlInertKey>& Table() {
       {"rollout.agent", {}, "verl's agent loop, which serves only its asynchronous rollout (rollout.mode: async)"},
       {"rollout.profiler", {}, kProfiler},
       // Rewards: verl's reward model and Python reward functions.
-      {"reward_model.enable", {"false"}, "reward models are not implemented; rewards come from reward.*"},
+      {"reward_model.enable", {"false"}, "reward models scoring responses are not implemented; rewards come from reward.* (a reward model's weights can start the critic: critic.model.path)"},
       {"reward_model.reward_manager", {"naive", "dapo"},
        "verl's naive manager (one score per response) is what reward.* runs, and its dapo manager that with "
        "reward.overlong_buffer (reward_model.overlong_buffer); its prime and batch managers have no counterpart here"},

@@ -219,12 +219,15 @@ Json EosJson(const std::vector<int64_t>& ids) {
   return ids;
 }
 
-// `architectures: [XForTokenClassification]` with one label makes a value model.
+// `architectures: [XForTokenClassification]` (a saved value model) or
+// `[XForSequenceClassification]` (a reward model, whose `score` head is the same linear
+// map read at the last token) with one label makes a value model.
 absl::Status ParseHead(const Json& json, const Fields& fields, TransformerConfig& c) {
   const auto architectures = json.find("architectures");
   if (architectures == json.end() || !architectures->is_array()) return absl::OkStatus();
   for (const Json& name : *architectures) {
-    if (!name.is_string() || !absl::EndsWith(name.get<std::string>(), "ForTokenClassification")) {
+    if (!name.is_string() || !(absl::EndsWith(name.get<std::string>(), "ForTokenClassification") ||
+                               absl::EndsWith(name.get<std::string>(), "ForSequenceClassification"))) {
       continue;
     }
     const auto labels = json.find("id2label");

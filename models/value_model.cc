@@ -15,7 +15,8 @@ namespace {
 
 constexpr double kInitStd = 0.02;
 
-// score.weight / score.bias from a saved value model, or HF's initialisation.
+// score.weight / score.bias from a saved value model or reward model, or HF's
+// initialisation.
 absl::StatusOr<std::pair<at::Tensor, at::Tensor>> ScoreHead(const std::string& dir,
                                                             const TransformerConfig& config,
                                                             uint64_t seed) {
@@ -27,7 +28,12 @@ absl::StatusOr<std::pair<at::Tensor, at::Tensor>> ScoreHead(const std::string& d
         at::zeros({1}, at::kFloat));
   }
   ASSIGN_OR_RETURN(at::Tensor weight, reader->Load("score.weight"));
-  ASSIGN_OR_RETURN(at::Tensor bias, reader->Load("score.bias"));
+  // A reward model's head (XForSequenceClassification) has no bias: zero, as HF
+  // initialises the bias AutoModelForTokenClassification adds when it loads one.
+  at::Tensor bias = at::zeros({1}, weight.options());
+  if (reader->Has("score.bias")) {
+    ASSIGN_OR_RETURN(bias, reader->Load("score.bias"));
+  }
   if (weight.sizes() != at::IntArrayRef({1, config.hidden_size}) || bias.numel() != 1) {
     return absl::DataLossError(absl::StrCat("value model ", dir,
                                             ": score.weight must be [1, hidden_size] and "

@@ -3,8 +3,10 @@
 // head [1, H] (+ bias [1]) giving one value per position.
 //
 // Loads either a saved value model (config architectures XForTokenClassification,
-// tensors score.weight / score.bias) or a causal LM (the usual start: the critic
-// from the actor's weights), whose LM head is ignored and whose score head is
+// tensors score.weight / score.bias), a reward model (XForSequenceClassification with
+// one label: score.weight, no bias, so a zero one — verl's critic started from a reward
+// model, as AutoModelForTokenClassification loads it), or a causal LM (the usual start:
+// the critic from the actor's weights), whose LM head is ignored and whose score head is
 // initialised as HF does (normal(0, 0.02), zero bias; deterministic for a seed).
 // Saves in HF's XForTokenClassification format, which transformers loads.
 #pragma once

@@ -1,6 +1,6 @@
 // The critic role of one worker process (verl's CriticWorker): the value model, loaded
 // from critic.model.path (default: actor.model.path, as in verl; a causal LM gets a
-// fresh value head, see models/value_model.h) in critic.model.dtype, and the PPO value
+// fresh value head, a reward model keeps its score head, see models/value_model.h) in critic.model.dtype, and the PPO value
 // update (value_critic.h) with its own AdamW and LR schedule (critic.optim.*). The
 // critic keeps its own weights, so it runs the same colocated with the policy roles in
 // one process or alone in its own pool's process.

@@ -126,7 +126,7 @@ TEST_F(VerlInertKeys, ValuesThatAskForWhatIsNotHereAreErrors) {
             "verl's 'rollout.tensor_model_parallel_size' at command line "
             "'actor_rollout_ref.rollout.tensor_model_parallel_size=2' cannot be 2 here: tensor parallelism is not "
             "implemented; each rollout worker holds a whole model (it may be 1)");
-  EXPECT_THAT(Error({"reward_model.enable=True"}), HasSubstr("reward models are not implemented"));
+  EXPECT_THAT(Error({"reward_model.enable=True"}), HasSubstr("reward models scoring responses are not implemented"));
   EXPECT_THAT(Error({"custom_reward_function.path=my_reward.py"}),
               HasSubstr("cannot be my_reward.py here: Python reward functions cannot be loaded; use a built-in "
                         "(reward.name) or a C++ plug-in (reward.plugin) (it may be null)"));

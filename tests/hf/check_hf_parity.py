@@ -6,9 +6,10 @@ repository root after building:
     python3 tests/hf/check_hf_parity.py BUILD_DIR
 
 1. export_for_hf writes the tiny fixture model (saved by CausalLM::Save), a LoRA
-   adapter in PEFT format, a value model, a Llama with Llama 3 RoPE scaling, a Qwen3
+   adapter in PEFT format (with exclude_modules), a value model and its form as HF
+   writes a reward model (Qwen2ForSequenceClassification, read back by our loader), a Llama with Llama 3 RoPE scaling, a Qwen3
    (per-head q/k norms) with its value model, and our float32 outputs for each. transformers (AutoModelForCausalLM,
-   AutoModelForTokenClassification) and peft (PeftModel) load them; outputs must agree
+   AutoModelForTokenClassification, AutoModelForSequenceClassification) and peft (PeftModel) load them; outputs must agree
    within 1e-4.
 2. `rollout init-model --preset qwen2.5-0.5b` and `--preset qwen3-0.6b` (full width
    and depth, the fixture's vocabulary) are scored by `rollout score` on cuda:0 in bfloat16 and by transformers
@@ -60,6 +61,15 @@ def export_checks(build, tmp):
     value_err = (values - torch.tensor(expect["values"])).abs().max().item()
     ok &= check("transformers loads our value model (token classification)", value_err < 1e-4,
                 f"max |value diff| {value_err:.2e}")
+    from transformers import AutoModelForSequenceClassification
+    reward, info = AutoModelForSequenceClassification.from_pretrained(f"{tmp}/reward", dtype=torch.float32,
+                                                                      output_loading_info=True)
+    with torch.no_grad():
+        reward_score = reward(ids).logits[0, 0].item()
+    reward_err = abs(reward_score - expect["reward_score"])
+    ok &= check("our value model loads a reward model (sequence classification) as transformers does",
+                reward_err < 1e-4 and not any(info.values()),
+                f"|score diff| {reward_err:.2e}, loading info {info}")
     llama = AutoModelForCausalLM.from_pretrained(f"{tmp}/llama", dtype=torch.float32)
     with torch.no_grad():
         llama_logits = llama(ids).logits[0]

@@ -20,6 +20,7 @@
 #include "common/file_util.h"
 #include "models/causal_lm.h"
 #include "models/lora.h"
+#include "models/safetensors.h"
 #include "models/value_model.h"
 #include "tests/support/tiny_qwen3.h"
 
@@ -77,13 +78,49 @@ absl::Status ExportQwen3(const std::string& out, int64_t vocab_size,
   return (*value)->Save(JoinPath(out, "qwen3_value"));
 }
 
+// The value model in <out>/value rewritten as HF writes a reward model
+// (Qwen2ForSequenceClassification: score.weight without a bias) in <out>/reward, and
+// what ValueModel::Load makes of it at the last token ("reward_score").
+absl::Status ExportRewardModel(const std::string& out, const std::vector<int64_t>& ids, nlohmann::json* expect) {
+  std::vector<std::pair<std::string, at::Tensor>> tensors;
+  {
+    absl::StatusOr<std::unique_ptr<SafetensorsReader>> reader = SafetensorsReader::OpenDirectory(JoinPath(out, "value"));
+    if (!reader.ok()) return reader.status();
+    for (const std::string& name : (*reader)->NamesInFileOrder()) {
+      if (name == "score.bias") continue;
+      absl::StatusOr<at::Tensor> tensor = (*reader)->Load(name);
+      if (!tensor.ok()) return tensor.status();
+      tensors.emplace_back(name, *tensor);
+    }
+  }
+  const std::string dir = JoinPath(out, "reward");
+  if (absl::Status s = MakeDirectories(dir); !s.ok()) return s;
+  if (absl::Status s = WriteSafetensors(JoinPath(dir, "model.safetensors"), tensors, {{"format", "pt"}}); !s.ok()) {
+    return s;
+  }
+  absl::StatusOr<std::string> config = ReadFile(JoinPath(out, "value/config.json"));
+  if (!config.ok()) return config.status();
+  nlohmann::json json = nlohmann::json::parse(*config);
+  json["architectures"] = {"Qwen2ForSequenceClassification"};
+  if (absl::Status s = WriteFileAtomically(JoinPath(dir, "config.json"), json.dump(2)); !s.ok()) return s;
+  absl::StatusOr<std::unique_ptr<ValueModel>> reward = ValueModel::Load(dir, LoadOptions(), /*seed=*/0);
+  if (!reward.ok()) return reward.status();
+  (*expect)["reward_score"] = ValuesOf(**reward, ids).back();
+  return absl::OkStatus();
+}
+
 absl::Status ExportValueAndLlama(const std::string& out, const std::vector<int64_t>& ids,
                                  nlohmann::json* expect) {
   absl::StatusOr<std::unique_ptr<ValueModel>> value =
       ValueModel::Load("tests/data/tiny-qwen2", LoadOptions(), /*seed=*/3);
   if (!value.ok()) return value.status();
+  for (auto& [name, param] : (*value)->NamedParameters()) {
+    c10::NoGradGuard no_grad;
+    if (name == "score.bias") param->fill_(0.25);  // a bias the reward model's export drops
+  }
   (*expect)["values"] = ValuesOf(**value, ids);
   if (absl::Status s = (*value)->Save(JoinPath(out, "value")); !s.ok()) return s;
+  if (absl::Status s = ExportRewardModel(out, ids, expect); !s.ok()) return s;
   std::unique_ptr<CausalLM> llama =
       CausalLM::RandomInit(LlamaConfig((*value)->backbone().config()), /*seed=*/7, LoadOptions());
   (*expect)["llama_logits"] = LogitsOf(*llama, ids);

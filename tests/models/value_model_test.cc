@@ -4,6 +4,12 @@
 #include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/file_util.h"
+#include "models/safetensors.h"
 #include "tests/support/temp_dir.h"
 
 namespace rollout::models {
@@ -40,6 +46,44 @@ TEST(ValueModel, SavedAndReloadedGivesTheSameValues) {
   ASSERT_TRUE(reloaded.ok()) << reloaded.status();
   EXPECT_EQ((*reloaded)->backbone().config().head, "value");
   EXPECT_TRUE(at::equal(ValuesOf(**reloaded), ValuesOf(*model)));
+}
+
+// A reward model as HF writes XForSequenceClassification: the same score head without a
+// bias. It loads as a value model whose head is the reward model's, with a zero bias.
+TEST(ValueModel, LoadsARewardModelsHeadWithAZeroBias) {
+  std::unique_ptr<ValueModel> model = ValueModel::Load(kFixture, LoadOptions(), 4).value();
+  for (auto& [name, param] : model->NamedParameters()) {
+    c10::NoGradGuard no_grad;
+    if (name == "score.bias") param->fill_(0.5);  // the value model's own bias, to drop
+  }
+  TempDir dir("reward_model");
+  ASSERT_TRUE(model->Save(dir.path()).ok());
+  std::vector<std::pair<std::string, at::Tensor>> tensors;
+  at::Tensor bias;
+  {
+    std::unique_ptr<SafetensorsReader> reader = SafetensorsReader::OpenDirectory(dir.path()).value();
+    for (const std::string& name : reader->NamesInFileOrder()) {
+      const at::Tensor tensor = reader->Load(name).value();
+      if (name == "score.bias") {
+        bias = tensor;
+      } else {
+        tensors.emplace_back(name, tensor);
+      }
+    }
+  }
+  ASSERT_TRUE(bias.defined());
+  ASSERT_EQ(bias.item<float>(), 0.5f);
+  ASSERT_TRUE(WriteSafetensors(dir.Path("model.safetensors"), tensors, {{"format", "pt"}}).ok());
+  std::string config = ReadFile(dir.Path("config.json")).value();
+  const size_t at = config.find("ForTokenClassification");
+  ASSERT_NE(at, std::string::npos);
+  config.replace(at, std::string("ForTokenClassification").size(), "ForSequenceClassification");
+  ASSERT_TRUE(WriteFileAtomically(dir.Path("config.json"), config).ok());
+
+  absl::StatusOr<std::unique_ptr<ValueModel>> reward_model = ValueModel::Load(dir.path(), LoadOptions(), 99);
+  ASSERT_TRUE(reward_model.ok()) << reward_model.status();
+  EXPECT_EQ((*reward_model)->backbone().config().head, "value");
+  EXPECT_TRUE(at::allclose(ValuesOf(**reward_model), ValuesOf(*model) - bias.item<float>(), 1e-5, 1e-6));
 }
 
 TEST(ValueModel, GradientsReachHeadAndBackbone) {
