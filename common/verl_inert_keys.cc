@@ -15,6 +15,9 @@ const char kProfiler[] = "verl's profilers (Nsight Systems, torch) of its worker
 const char kAdamW[] = "verl's optimizer class; the optimizer here is this project's AdamW (optim.lr, betas, eps, weight_decay)";
 const char kAdamWImpl[] = "the Python module verl imports its optimizer from; AdamW here is this project's own";
 const char kAdamWKwargs[] = "extra keyword arguments for verl's optimizer class; AdamW here takes optim.lr, betas, eps and weight_decay";
+const char kNoRecompute[] =
+    "recomputing activations in the backward pass is not implemented; activations are kept (the same results, more "
+    "memory)";
 const char kNoRewardModel[] = "a setting of verl's reward model, which is not implemented (reward_model.enable: false)";
 const char kMultiTurn[] = "a setting of multi-turn rollouts with tools, which are not implemented (rollout.multi_turn.enable: false)";
 const char kZeroIndexed[] = "the schedule here counts the first update as step 0, verl's default; counting from 1 is not offered";
@@ -44,6 +47,8 @@ const std::vector<VerlInertKey>& Table() {
       {"actor.model.return_last_hidden_state", {"false"}, "returning hidden states to verl's Python callers"},
       {"actor.model.use_fused_loss", {}, "verl's fused linear cross-entropy; the token-score kernels here never hold float32 logits"},
       {"actor.model.hf_config_path", {"null"}, "a separate HF config directory; config.json is read from actor.model.path"},
+      {"actor.model.enable_gradient_checkpointing", {}, kNoRecompute},
+      {"critic.model.enable_gradient_checkpointing", {}, kNoRecompute},
       {"actor.model.enable_activation_offload", {"false"}, "offloading activations to the CPU is not implemented"},
       {"actor.model.fused_kernel_options", {}, "options of verl's fused kernels (actor.model.use_fused_kernels)"},
       {"actor_rollout_ref.nccl_timeout", {}, "the NCCL timeout of verl's workers; a dead worker here stops the run within runtime's heartbeat"},
@@ -105,6 +110,7 @@ const std::vector<VerlInertKey>& Table() {
       {"rollout.log_prob_micro_batch_size", {"null"}, "verl's deprecated global micro-batch size; set log_prob_micro_batch_size_per_gpu"},
       {"rollout.chat_scheduler", {"null"}, "verl's chat scheduler for its asynchronous rollout, which is not implemented"},
       {"rollout.use_fire_sampling", {"false"}, "FIRE sampling (a first token at a higher temperature) is not implemented"},
+      {"rollout.max_model_len", {}, "vLLM's context length; the engine here fits each sequence's data.max_prompt_length + data.max_response_length"},
       {"rollout.cudagraph_capture_sizes", {}, "vLLM's CUDA-graph batch sizes; the engine here captures its own (rollout.enforce_eager)"},
       {"rollout.data_parallel_size", {"1"}, "vLLM's data parallelism inside one rollout server; rollout workers here are one per device"},
       {"rollout.expert_parallel_size", {"1"}, "expert parallelism; mixture-of-experts models are not implemented"},
@@ -167,6 +173,7 @@ const std::vector<VerlInertKey>& Table() {
       {"trainer.esi_redundant_time", {}, "a time reserve for verl's elastic scheduling on Ascend"},
       {"trainer.ray_wait_register_center_timeout", {}, "Ray's registration wait; workers here register within runtime.register_timeout_s"},
       {"trainer.ray_timeline_filename", {"null"}, "Ray's timeline; traces here come from the benchmarks"},
+      {"trainer.balance_batch", {}, "reordering the rows so that data-parallel ranks get equal token counts (speed only); rows are split over the ranks in order here"},
       {"trainer.default_hdfs_dir", {"null"}, "copying checkpoints to HDFS is not implemented"},
       {"trainer.use_legacy_worker_impl", {}, "which of verl's worker implementations runs"},
       {"ray_kwargs", {}, "Ray's start-up; workers here are processes the launcher starts"},

@@ -15,6 +15,7 @@
 #include "controller/batch_splits.h"
 #include "controller/generation_dump.h"
 #include "controller/group_sampling.h"
+#include "controller/overlong_prompts.h"
 #include "controller/ppo_step.h"
 #include "controller/ppo_worker_calls.h"
 #include "controller/trainer_common.h"
@@ -89,6 +90,13 @@ absl::StatusOr<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(const PpoTrainerS
   }
   if (recipe.data().val_files_size() > 0) {
     ASSIGN_OR_RETURN(trainer->val_, LoadPromptDataset(Files(recipe.data().val_files()), options));
+  }
+  if (recipe.data().filter_overlong_prompts()) {
+    const int64_t max_length = recipe.data().max_prompt_length();
+    RETURN_IF_ERROR(DropOverlongPrompts(*groups.rollout, max_length, "training", &trainer->train_));
+    if (!trainer->val_.examples.empty()) {
+      RETURN_IF_ERROR(DropOverlongPrompts(*groups.rollout, max_length, "validation", &trainer->val_));
+    }
   }
   DataLoaderOptions loader;
   // With dynamic sampling the loader hands out generation rounds (verl's DAPO trainer).

@@ -117,13 +117,7 @@ absl::Status PolicyWorker::LoadModels() {
   load.device = setup_.device;
   load.dtype = DtypeOf(model.dtype());
   ASSIGN_OR_RETURN(model_, models::CausalLM::Load(model.path(), load));
-  const std::string tokenizer_dir = model.tokenizer_path().empty() ? model.path() : model.tokenizer_path();
-  models::TokenizerOptions tokenizer_options;
-  const config::ChatTemplateKwargs& chat_kwargs = setup_.recipe.data().apply_chat_template_kwargs();
-  tokenizer_options.enable_thinking = chat_kwargs.enable_thinking();
-  tokenizer_options.date_string = chat_kwargs.date_string();
-  tokenizer_options.chat_template = model.custom_chat_template();
-  ASSIGN_OR_RETURN(tokenizer_, models::Tokenizer::Load(tokenizer_dir, tokenizer_options));
+  ASSIGN_OR_RETURN(tokenizer_, LoadActorTokenizer(setup_.recipe));
   if (model.lora_rank() > 0) {
     models::LoraConfig& lora = lora_.emplace();
     lora.options.rank = model.lora_rank();

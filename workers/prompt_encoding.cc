@@ -1,6 +1,9 @@
 #include "workers/prompt_encoding.h"
 
+#include <ATen/ATen.h>
+
 #include <nlohmann/json.hpp>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
@@ -34,6 +37,13 @@ absl::StatusOr<std::vector<int32_t>> EncodePrompt(const models::Tokenizer& token
                                                   const std::string& prompt, bool is_chat,
                                                   const PromptEncoding& encoding,
                                                   const std::string& where) {
+  ASSIGN_OR_RETURN(std::vector<int32_t> ids, EncodeWholePrompt(tokenizer, prompt, is_chat, where));
+  return TruncatePrompt(std::move(ids), encoding.max_prompt_length, encoding.truncation, where);
+}
+
+absl::StatusOr<std::vector<int32_t>> EncodeWholePrompt(const models::Tokenizer& tokenizer,
+                                                       const std::string& prompt, bool is_chat,
+                                                       const std::string& where) {
   std::vector<int32_t> ids;
   if (is_chat) {
     const nlohmann::json messages = nlohmann::json::parse(prompt, nullptr, /*allow_exceptions=*/false);
@@ -50,7 +60,36 @@ absl::StatusOr<std::vector<int32_t>> EncodePrompt(const models::Tokenizer& token
     ids = tokenizer.Encode(prompt);
   }
   if (ids.empty()) return absl::InvalidArgumentError(absl::StrCat(where, ": the prompt has no tokens"));
-  return TruncatePrompt(std::move(ids), encoding.max_prompt_length, encoding.truncation, where);
+  return ids;
+}
+
+absl::StatusOr<std::unique_ptr<models::Tokenizer>> LoadActorTokenizer(const config::Recipe& recipe) {
+  const config::ModelConfig& model = recipe.actor().model();
+  models::TokenizerOptions options;
+  const config::ChatTemplateKwargs& chat_kwargs = recipe.data().apply_chat_template_kwargs();
+  options.enable_thinking = chat_kwargs.enable_thinking();
+  options.date_string = chat_kwargs.date_string();
+  options.chat_template = model.custom_chat_template();
+  return models::Tokenizer::Load(model.tokenizer_path().empty() ? model.path() : model.tokenizer_path(), options);
+}
+
+absl::StatusOr<Batch> PromptLengths(const models::Tokenizer& tokenizer, const Batch& input) {
+  ASSIGN_OR_RETURN(const std::vector<std::string> prompts, input.Strings("prompt"));
+  ASSIGN_OR_RETURN(const std::vector<std::string> formats, input.Strings("prompt_format"));
+  std::vector<int64_t> lengths;
+  for (size_t row = 0; row < prompts.size(); ++row) {
+    const std::string where = absl::StrCat("prompt row ", row);
+    if (formats[row] != "text" && formats[row] != "chat") {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where, ": prompt_format '", formats[row], "'; expected text or chat"));
+    }
+    ASSIGN_OR_RETURN(const std::vector<int32_t> ids,
+                     EncodeWholePrompt(tokenizer, prompts[row], formats[row] == "chat", where));
+    lengths.push_back(static_cast<int64_t>(ids.size()));
+  }
+  Batch output;
+  RETURN_IF_ERROR(output.AddTensor("prompt_length", at::tensor(lengths, at::kLong)));
+  return output;
 }
 
 }  // namespace rollout::workers

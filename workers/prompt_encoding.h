@@ -8,8 +8,12 @@
 #include <string>
 #include <vector>
 
+#include <memory>
+
 #include "absl/status/statusor.h"
+#include "common/batch.h"
 #include "models/tokenizer.h"
+#include "proto/recipe.pb.h"
 
 namespace rollout::workers {
 
@@ -26,6 +30,21 @@ absl::StatusOr<std::vector<int32_t>> EncodePrompt(const models::Tokenizer& token
                                                   const std::string& prompt, bool is_chat,
                                                   const PromptEncoding& encoding,
                                                   const std::string& where);
+
+// The same ids before any truncation.
+absl::StatusOr<std::vector<int32_t>> EncodeWholePrompt(const models::Tokenizer& tokenizer,
+                                                       const std::string& prompt, bool is_chat,
+                                                       const std::string& where);
+
+// The actor's tokenizer as the recipe configures it: actor.model.tokenizer_path (else
+// path), custom_chat_template and data.apply_chat_template_kwargs.
+absl::StatusOr<std::unique_ptr<models::Tokenizer>> LoadActorTokenizer(const config::Recipe& recipe);
+
+// For data.filter_overlong_prompts: the string columns prompt and prompt_format (text |
+// chat), as the controller sends prompts, to the tensor prompt_length [N] int64, each
+// prompt's token count before truncation. InvalidArgument naming the row for a bad
+// format or prompt.
+absl::StatusOr<Batch> PromptLengths(const models::Tokenizer& tokenizer, const Batch& input);
 
 // Shortens `ids` to `max_length` as `truncation` says (InvalidArgument for "error" or an
 // unknown mode when it is too long).

@@ -10,6 +10,7 @@
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "workers/diagnostic_methods.h"
+#include "workers/prompt_encoding.h"
 #include "workers/weight_broadcast.h"
 
 namespace rollout::workers {
@@ -25,7 +26,23 @@ RoleHost::RoleHost(RoleHostOptions options, MethodRegistry* registry)
 RoleHost::~RoleHost() = default;
 
 absl::Status RoleHost::RegisterInitMethod() {
-  return registry_->Register("worker.init_roles", [this](const Batch& in) { return InitRoles(in); });
+  RETURN_IF_ERROR(registry_->Register("worker.init_roles", [this](const Batch& in) { return InitRoles(in); }));
+  return registry_->Register("worker.prompt_lengths", [this](const Batch& in) { return PromptLengths(in); });
+}
+
+absl::StatusOr<Batch> RoleHost::PromptLengths(const Batch& input) {
+  if (!recipe_set_.WaitForNotificationWithTimeout(kRecipeWait)) {
+    return absl::FailedPreconditionError("worker.prompt_lengths: the recipe has not arrived");
+  }
+  if (tokenizer_ == nullptr) {
+    absl::StatusOr<std::unique_ptr<models::Tokenizer>> tokenizer = LoadActorTokenizer(recipe_);
+    if (!tokenizer.ok()) {
+      return absl::Status(tokenizer.status().code(),
+                          absl::StrCat("worker.prompt_lengths: ", tokenizer.status().message()));
+    }
+    tokenizer_ = *std::move(tokenizer);
+  }
+  return WithContext(workers::PromptLengths(*tokenizer_, input), "worker.prompt_lengths");
 }
 
 void RoleHost::SetRecipe(config::Recipe recipe) {

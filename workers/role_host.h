@@ -18,6 +18,11 @@
 //                       data-parallel group (communicator.h), which every worker of
 //                       the pool does in the same call; then the weight-sync group,
 //                       which every member (of two pools) joins in the same call
+//   worker.prompt_lengths  prompt, prompt_format -> prompt_length [N] int64, the
+//                       prompts' token counts under the actor's tokenizer and chat
+//                       template, untruncated (prompt_encoding.h PromptLengths); needs no
+//                       roles, so the controller can drop overlong prompts
+//                       (data.filter_overlong_prompts) before it sizes the run
 //
 // Thread-safe: SetRecipe may race with the first worker.init_roles call, which waits
 // for it.
@@ -60,13 +65,14 @@ class RoleHost {
   RoleHost(RoleHostOptions options, MethodRegistry* registry);
   ~RoleHost();
 
-  // Registers worker.init_roles.
+  // Registers worker.init_roles and worker.prompt_lengths.
   absl::Status RegisterInitMethod();
   // The run's recipe, from the registration reply. Call once.
   void SetRecipe(config::Recipe recipe);
 
  private:
   absl::StatusOr<Batch> InitRoles(const Batch& input);
+  absl::StatusOr<Batch> PromptLengths(const Batch& input);
   // Each creates its worker when this process hosts one of its roles.
   absl::Status InitPolicy(int64_t total_training_steps);
   absl::Status InitCritic(int64_t total_training_steps);
@@ -84,6 +90,7 @@ class RoleHost {
   bool initialised_ = false;
   std::unique_ptr<Communicator> data_parallel_;  // null on a pool of one
   std::unique_ptr<Communicator> weight_sync_;    // null unless this worker joined one
+  std::unique_ptr<models::Tokenizer> tokenizer_;  // worker.prompt_lengths', loaded on its first call
   std::unique_ptr<PolicyWorker> policy_;
   std::unique_ptr<CriticWorker> critic_;
 };

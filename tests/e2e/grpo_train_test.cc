@@ -6,8 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
 #include "tests/e2e/rollout_run.h"
 #include "tests/support/temp_dir.h"
 
@@ -56,6 +60,45 @@ TEST(GrpoTrain, ThreeStepsOnTheCpuLogVerlsMetrics) {
   EXPECT_TRUE(steps[2].contains("val-core/arithmetic/reward/mean@1"));  // test_freq 2
   EXPECT_TRUE(steps[3].contains("val-core/arithmetic/reward/mean@1"));  // the last step
   EXPECT_FALSE(steps[1].contains("val-core/arithmetic/reward/mean@1"));
+}
+
+// verl's data.filter_overlong_prompts: 4 of 20 training prompts and 1 of 5 validation
+// prompts exceed data.max_prompt_length. With the filter they are dropped at start and
+// the run is sized by the 16 left (4 steps of 4 prompts, where 20 would make 5); without
+// it the first overlong prompt drawn stops the run (data.truncation: error).
+TEST(GrpoTrain, OverlongPromptsAreDroppedBeforeTheRunIsSized) {
+  testing::TempDir dir("grpo_e2e_overlong");
+  const std::vector<std::string> letters = absl::StrSplit(testing::LetterRows(), '\n', absl::SkipEmpty());
+  std::vector<std::string> overlong;
+  for (int i = 0; i < 4; ++i) {
+    overlong.push_back(absl::StrCat("{\"prompt\": \"", std::string(200, 'x'), i,
+                                    "=\", \"ground_truth\": \"e\", \"data_source\": \"letters\"}"));
+  }
+  std::vector<std::string> train_rows(letters.begin(), letters.begin() + 8);
+  train_rows.insert(train_rows.end(), overlong.begin(), overlong.end());
+  train_rows.insert(train_rows.end(), letters.begin() + 8, letters.end());
+  dir.Write("data/train.jsonl", absl::StrJoin(train_rows, "\n") + "\n");
+  dir.Write("data/val.jsonl", absl::StrJoin({letters[0], overlong[0], letters[1], letters[2], letters[3]}, "\n") + "\n");
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  const std::vector<std::string> run = {
+      "train", source + "/recipes/grpo_arith.yaml", "data.train_files=[data/train.jsonl]",
+      "data.val_files=[data/val.jsonl]", "actor.model.path=" + source + "/tests/data/tiny-qwen2",
+      "trainer.device=cpu", "trainer.total_epochs=1", "trainer.logger=[console]", "data.train_batch_size=4",
+      "actor.ppo_mini_batch_size=4", "actor.ppo_micro_batch_size_per_gpu=4", "rollout.n=2",
+      "rollout.cpu_kv_cache_gib=0.05", "data.max_prompt_length=16", "data.max_response_length=4",
+      "trainer.save_freq=-1", "reward.name=null", std::string("reward.plugin=") + MISBEHAVING_PLUGIN_PATH};
+  std::vector<std::string> filtered = run;
+  filtered.push_back("data.filter_overlong_prompts=true");
+  const testing::CommandResult train = RolloutIn(dir.path(), filtered);
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  EXPECT_THAT(train.output, HasSubstr("data.filter_overlong_prompts: dropped 4 of 20 training prompts longer than "
+                                      "data.max_prompt_length (16 tokens); the first: data/train.jsonl:9"));
+  EXPECT_THAT(train.output, HasSubstr("dropped 1 of 5 validation prompts"));
+  EXPECT_THAT(train.output, HasSubstr("step 4/4"));
+
+  const testing::CommandResult unfiltered = RolloutIn(dir.path(), run);
+  EXPECT_NE(unfiltered.exit_code, 0);
+  EXPECT_THAT(unfiltered.output, HasSubstr("more than data.max_prompt_length (16)"));
 }
 
 // verl's bypass mode: the rollout's log-probs become old_log_probs and the actor's

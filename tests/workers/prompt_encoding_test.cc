@@ -1,8 +1,13 @@
-// verl's data.truncation for prompts longer than data.max_prompt_length.
+// verl's data.truncation for prompts longer than data.max_prompt_length, and the
+// untruncated token counts data.filter_overlong_prompts drops prompts by.
 #include "workers/prompt_encoding.h"
 
+#include <ATen/ATen.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
 
 namespace rollout::workers {
 namespace {
@@ -28,6 +33,38 @@ TEST(TruncatePrompt, ErrorModeNamesThePromptAndTheLimit) {
   EXPECT_THAT(status.message(), HasSubstr("prompt 7: the prompt has 4 tokens, more than data.max_prompt_length (2)"));
   EXPECT_THAT(TruncatePrompt({1, 2, 3}, 2, "sideways", "p").status().message(),
               HasSubstr("unknown data.truncation 'sideways'"));
+}
+
+// The counts are the ids the rollout encodes (text as is, chat through the template),
+// before truncation.
+TEST(PromptLengths, CountEachPromptsTokensUntruncated) {
+  config::Recipe recipe;
+  recipe.mutable_actor()->mutable_model()->set_path("tests/data/tiny-qwen2");
+  const std::unique_ptr<models::Tokenizer> tokenizer = LoadActorTokenizer(recipe).value();
+  const std::string text = "12+35= and a longer question about numbers";
+  const std::string chat = R"([{"role": "user", "content": "hi"}])";
+  Batch input;
+  ASSERT_TRUE(input.AddStrings("prompt", {text, chat}).ok());
+  ASSERT_TRUE(input.AddStrings("prompt_format", {"text", "chat"}).ok());
+  const at::Tensor lengths = PromptLengths(*tokenizer, input).value().Tensor("prompt_length").value();
+  PromptEncoding short_prompts;
+  short_prompts.max_prompt_length = 4;
+  short_prompts.truncation = "left";
+  const auto whole = [&](const std::string& prompt, bool is_chat) {
+    PromptEncoding roomy;
+    roomy.max_prompt_length = 1 << 20;
+    return static_cast<int64_t>(EncodePrompt(*tokenizer, prompt, is_chat, roomy, "p").value().size());
+  };
+  EXPECT_EQ(lengths[0].item<int64_t>(), whole(text, false));
+  EXPECT_EQ(lengths[1].item<int64_t>(), whole(chat, true));
+  EXPECT_GT(lengths[0].item<int64_t>(), 4);
+  EXPECT_EQ(EncodePrompt(*tokenizer, text, false, short_prompts, "p").value().size(), 4u);
+
+  Batch bad;
+  ASSERT_TRUE(bad.AddStrings("prompt", {text}).ok());
+  ASSERT_TRUE(bad.AddStrings("prompt_format", {"html"}).ok());
+  EXPECT_THAT(PromptLengths(*tokenizer, bad).status().message(),
+              HasSubstr("prompt row 0: prompt_format 'html'; expected text or chat"));
 }
 
 }  // namespace

@@ -50,7 +50,8 @@ std::vector<std::string> MethodsAfterInit(const std::vector<std::string>& roles)
 TEST(RoleHost, HostsTheCriticAlone) {
   EXPECT_THAT(MethodsAfterInit({"critic"}),
               ElementsAre("critic.compute_values", "critic.load_checkpoint", "critic.save_checkpoint",
-                          "critic.update_critic", "critic.wait_checkpoint", "worker.init_roles"));
+                          "critic.update_critic", "critic.wait_checkpoint", "worker.init_roles",
+                          "worker.prompt_lengths"));
 }
 
 TEST(RoleHost, HostsTheCriticBesideThePolicyRoles) {
@@ -59,7 +60,26 @@ TEST(RoleHost, HostsTheCriticBesideThePolicyRoles) {
                           "actor.save_checkpoint", "actor.update_actor", "actor.wait_checkpoint",
                           "critic.compute_values", "critic.load_checkpoint", "critic.save_checkpoint",
                           "critic.update_critic", "critic.wait_checkpoint", "diag.policy_parameter_checksums",
-                          "ref.compute_ref_log_prob", "rollout.generate_sequences", "worker.init_roles"));
+                          "ref.compute_ref_log_prob", "rollout.generate_sequences", "worker.init_roles",
+                          "worker.prompt_lengths"));
+}
+
+// worker.prompt_lengths needs no roles: the controller asks before worker.init_roles.
+TEST(RoleHost, CountsPromptTokensBeforeAnyRoleStarts) {
+  MethodRegistry registry;
+  RoleHostOptions options;
+  options.roles = {"actor", "rollout"};
+  RoleHost host(options, &registry);
+  ASSERT_TRUE(host.RegisterInitMethod().ok());
+  host.SetRecipe(TinyRecipe());
+  Batch prompts;
+  ASSERT_TRUE(prompts.AddStrings("prompt", {"12+35=", R"([{"role": "user", "content": "hi"}])"}).ok());
+  ASSERT_TRUE(prompts.AddStrings("prompt_format", {"text", "chat"}).ok());
+  const absl::StatusOr<Batch> lengths = registry.Invoke("worker.prompt_lengths", prompts);
+  ASSERT_TRUE(lengths.ok()) << lengths.status();
+  EXPECT_EQ(lengths->Tensor("prompt_length").value().numel(), 2);
+  EXPECT_GT(lengths->Tensor("prompt_length").value().min().item<int64_t>(), 0);
+  EXPECT_THAT(registry.Names(), Not(Contains("actor.update_actor")));
 }
 
 TEST(RoleHost, ABadStepCountIsAClearError) {
