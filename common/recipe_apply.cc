@@ -1,5 +1,6 @@
 #include "common/recipe_apply.h"
 
+#include <algorithm>
 #include <vector>
 
 #include "absl/strings/ascii.h"
@@ -30,6 +31,17 @@ namespace {
 
 std::string Join(const std::string& prefix, const std::string& name) {
   return prefix.empty() ? name : absl::StrCat(prefix, ".", name);
+}
+
+// The keys a recipe may write under `prefix`, whose message is `type`: its fields and the
+// verl keys ignored there (verl_inert_keys.h), sorted, for unknown-key messages.
+std::vector<std::string> KeysUnder(const std::string& prefix, const google::protobuf::Descriptor* type) {
+  std::vector<std::string> keys = FieldNames(type);
+  const std::vector<std::string> inert = VerlInertKeysUnder(prefix);
+  keys.insert(keys.end(), inert.begin(), inert.end());
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
 }
 
 std::string Describe(const YAML::Node& node) {
@@ -174,7 +186,7 @@ absl::Status LayerApplier::ApplyMap(const YAML::Node& map, Message* message,
       continue;
     }
     if (field == nullptr) {
-      return UnknownKeyError(prefix, name, FieldNames(message->GetDescriptor()), Where(mark));
+      return UnknownKeyError(prefix, name, KeysUnder(prefix, message->GetDescriptor()), Where(mark));
     }
     if (IsVerlSynonymTarget(key)) {
       ASSIGN_OR_RETURN(const bool apply, NoteTargetWrite(key, key, entry.second, mark));

@@ -34,6 +34,13 @@ PassBatching CriticValuesBatching(const Recipe& recipe) {
           "critic.forward_max_token_len_per_gpu"};
 }
 
+PassBatching RewardModelBatching(const Recipe& recipe) {
+  const RewardModelConfig& reward_model = recipe.reward_model();
+  return {reward_model.micro_batch_size_per_gpu(),
+          reward_model.use_dynamic_bsz() ? reward_model.forward_max_token_len_per_gpu() : 0,
+          "reward_model.forward_max_token_len_per_gpu"};
+}
+
 PassBatching OldLogProbBatching(const Recipe& recipe) {
   return LogProbBatching(recipe.rollout(), "rollout");
 }

@@ -1,7 +1,8 @@
 // How a recipe's passes split their batches into micro-batches: each pass's rows, and
 // its token budget where it batches by tokens (actor.use_dynamic_bsz for the actor's
 // update, critic.use_dynamic_bsz for the critic's update and values,
-// log_prob_use_dynamic_bsz for old_log_prob (rollout.*) and ref). The controller
+// log_prob_use_dynamic_bsz for old_log_prob (rollout.*) and ref, reward_model.use_dynamic_bsz
+// for the reward model's scores). The controller
 // checks these budgets; the workers form their micro-batches from them.
 #pragma once
 
@@ -23,5 +24,6 @@ PassBatching UpdateCriticBatching(const Recipe& recipe);
 PassBatching CriticValuesBatching(const Recipe& recipe);
 PassBatching OldLogProbBatching(const Recipe& recipe);
 PassBatching RefLogProbBatching(const Recipe& recipe);
+PassBatching RewardModelBatching(const Recipe& recipe);
 
 }  // namespace rollout::config

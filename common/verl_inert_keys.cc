@@ -18,7 +18,9 @@ const char kAdamWKwargs[] = "extra keyword arguments for verl's optimizer class;
 const char kNoRecompute[] =
     "recomputing activations in the backward pass is not implemented; activations are kept (the same results, more "
     "memory)";
-const char kNoRewardModel[] = "a setting of verl's reward model, which is not implemented (reward_model.enable: false)";
+const char kRewardModelPool[] =
+    "verl's own pool for the reward model; here the reward model runs on the pool placement.reward_model names "
+    "(resource_pools)";
 const char kMultiTurn[] = "a setting of multi-turn rollouts with tools, which are not implemented (rollout.multi_turn.enable: false)";
 const char kZeroIndexed[] = "the schedule here counts the first update as step 0, verl's default; counting from 1 is not offered";
 
@@ -125,24 +127,24 @@ const std::vector<VerlInertKey>& Table() {
       {"rollout.agent", {}, "verl's agent loop, which serves only its asynchronous rollout (rollout.mode: async)"},
       {"rollout.profiler", {}, kProfiler},
       // Rewards: verl's reward model and Python reward functions.
-      {"reward_model.enable", {"false"}, "reward models scoring responses are not implemented; rewards come from reward.* (a reward model's weights can start the critic: critic.model.path)"},
       {"reward_model.reward_manager", {"naive", "dapo"},
        "verl's naive manager (one score per response) is what reward.* runs, and its dapo manager that with "
        "reward.overlong_buffer (reward_model.overlong_buffer); its prime and batch managers have no counterpart here"},
       {"reward_model.overlong_buffer.log", {},
        "whether verl's DAPO manager returns its overlong penalty as extra info; reward/overlong_penalty/mean and "
        "reward/overlong_fraction are always logged here"},
-      {"reward_model.enable_resource_pool", {"false"}, kNoRewardModel},
-      {"reward_model.n_gpus_per_node", {}, kNoRewardModel},
-      {"reward_model.nnodes", {}, kNoRewardModel},
-      {"reward_model.strategy", {}, kNoRewardModel},
-      {"reward_model.model", {}, kNoRewardModel},
-      {"reward_model.micro_batch_size", {}, kNoRewardModel},
-      {"reward_model.micro_batch_size_per_gpu", {}, kNoRewardModel},
-      {"reward_model.max_length", {}, kNoRewardModel},
-      {"reward_model.use_dynamic_bsz", {}, kNoRewardModel},
-      {"reward_model.forward_max_token_len_per_gpu", {}, kNoRewardModel},
-      {"reward_model.ulysses_sequence_parallel_size", {}, kNoRewardModel},
+      {"reward_model.enable_resource_pool", {"false"}, kRewardModelPool},
+      {"reward_model.n_gpus_per_node", {}, kRewardModelPool},
+      {"reward_model.nnodes", {}, kRewardModelPool},
+      {"reward_model.strategy", {}, absl::StrCat("verl's backend for the reward model; ", kWholeModels)},
+      {"reward_model.model.external_lib", {"null"}, "importing a Python module that registers a model is not possible here"},
+      {"reward_model.model.trust_remote_code", {}, "models here are the built-in Qwen2, Qwen3 and Llama; no code from a model directory runs"},
+      {"reward_model.model.use_shm", {}, "copying the model files through /dev/shm before loading them"},
+      {"reward_model.model.use_remove_padding", {}, absl::StrCat("verl's unpadded (varlen) forward, ", kSameResults)},
+      {"reward_model.model.use_fused_kernels", {}, absl::StrCat("verl's fused kernels, ", kSameResults)},
+      {"reward_model.model.fsdp_config", {}, absl::StrCat("FSDP's sharding and offloading; ", kWholeModels)},
+      {"reward_model.micro_batch_size", {"null"}, "verl's deprecated global micro-batch size; set micro_batch_size_per_gpu"},
+      {"reward_model.ulysses_sequence_parallel_size", {"1"}, "Ulysses sequence parallelism is not implemented"},
       {"reward_model.profiler", {}, kProfiler},
       {"reward_model.launch_reward_fn_async", {}, "computing verl's Python rewards during the old-log-prob pass; rewards here run in their own threads or processes (reward.isolation)"},
       {"reward_model.sandbox_fusion.url", {"null"}, "verl's Sandbox Fusion service for code rewards is not implemented"},
@@ -153,7 +155,9 @@ const std::vector<VerlInertKey>& Table() {
       {"custom_reward_function.name", {}, "the function in custom_reward_function.path"},
       // Data and the trainer.
       {"data.return_raw_chat", {"false"}, "raw chat messages for verl's multi-turn rollout are not implemented"},
-      {"data.return_raw_input_ids", {"false"}, "prompt ids in a reward model's tokenizer; reward models are not implemented"},
+      {"data.return_raw_input_ids", {"false"},
+       "prompt ids in a reward model's tokenizer for verl's older reward model path; the reward model here re-renders "
+       "prompt and response itself (reward_model.model.input_tokenizer)"},
       {"data.return_full_prompt", {"false"}, "the chat-formatted prompt text for verl's Python reward functions"},
       {"data.return_multi_modal_inputs", {}, "images and videos in prompts are not implemented"},
       {"data.validation_shuffle", {"false"}, "validation prompts are read in file order"},

@@ -75,6 +75,19 @@ absl::Status CheckCriticBatching(const config::Recipe& recipe, int world) {
                      recipe.critic().ppo_mini_batch_size());
 }
 
+absl::Status CheckRewardModelBatching(const config::Recipe& recipe) {
+  const config::PassBatching pass = config::RewardModelBatching(recipe);
+  RETURN_IF_ERROR(CheckTokenBudget(recipe, pass));
+  const config::RewardModelConfig& reward_model = recipe.reward_model();
+  if (pass.max_tokens == 0 || reward_model.model().input_tokenizer().empty() ||
+      reward_model.max_length() <= pass.max_tokens) {
+    return absl::OkStatus();
+  }
+  return absl::InvalidArgumentError(absl::StrCat(
+      pass.budget_key, " (", pass.max_tokens, ") must be at least reward_model.max_length (",
+      reward_model.max_length(), "): a micro-batch by tokens holds whole rows"));
+}
+
 absl::Status CheckPlacementBatching(const config::Recipe& recipe, const Placement& placement) {
   const std::string& mode = recipe.trainer().mode();
   if (mode == "sft" || mode == "dpo") return absl::OkStatus();
@@ -84,6 +97,7 @@ absl::Status CheckPlacementBatching(const config::Recipe& recipe, const Placemen
   if (const int world = RoleWorld(placement, "critic"); world > 0) {
     RETURN_IF_ERROR(CheckCriticBatching(recipe, world));
   }
+  if (RoleWorld(placement, "reward_model") > 0) RETURN_IF_ERROR(CheckRewardModelBatching(recipe));
   return absl::OkStatus();
 }
 

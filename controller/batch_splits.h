@@ -20,8 +20,13 @@ absl::Status CheckPolicyBatching(const config::Recipe& recipe, int world);
 // the critic's update and values passes).
 absl::Status CheckCriticBatching(const config::Recipe& recipe, int world);
 
+// The reward model's token budget (reward_model.forward_max_token_len_per_gpu with
+// use_dynamic_bsz) against the longest row it scores: the actor's, or with
+// reward_model.model.input_tokenizer up to reward_model.max_length.
+absl::Status CheckRewardModelBatching(const config::Recipe& recipe);
+
 // CheckPolicyBatching for the actor's pool and, when placed, CheckCriticBatching for the
-// critic's. OK for SFT and DPO recipes (trainer.mode sft / dpo), whose loops split their
+// critic's and CheckRewardModelBatching for the reward model's. OK for SFT and DPO recipes (trainer.mode sft / dpo), whose loops split their
 // own batches.
 absl::Status CheckPlacementBatching(const config::Recipe& recipe, const Placement& placement);
 

@@ -168,6 +168,9 @@ absl::Status Train(const ResolvedRun& run, const std::string& self, ControllerRu
   ASSIGN_OR_RETURN(setup.ref, runtime.GroupForRole("ref"));
   setup.reward = reward.get();
   if (absl::StatusOr<WorkerGroup*> critic = runtime.GroupForRole("critic"); critic.ok()) setup.critic = *critic;
+  if (absl::StatusOr<WorkerGroup*> reward_model = runtime.GroupForRole("reward_model"); reward_model.ok()) {
+    setup.reward_model = *reward_model;
+  }
   ASSIGN_OR_RETURN(std::unique_ptr<PpoTrainer> trainer, PpoTrainer::Create(setup));
   if (val_only) return ValidateOnly(*trainer, recipe);
   RETURN_IF_ERROR(SaveResolvedRecipe(run));

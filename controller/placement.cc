@@ -32,6 +32,9 @@ std::vector<std::pair<std::string, std::string>> NeededRoles(const config::Recip
   if (recipe.algorithm().adv_estimator() == "gae" || !p.critic().empty()) {
     roles.emplace_back("critic", p.critic());
   }
+  if (recipe.reward_model().enable() || !p.reward_model().empty()) {
+    roles.emplace_back("reward_model", p.reward_model());
+  }
   return roles;
 }
 

@@ -2,7 +2,8 @@
 //
 // Pools come from `resource_pools`; when there are none, one `global_pool` is made
 // from trainer.nnodes x trainer.n_gpus_per_node on trainer.device (verl's default).
-// Each role (actor, rollout, ref; critic when algorithm.adv_estimator is gae) runs on
+// Each role (actor, rollout, ref; critic when algorithm.adv_estimator is gae;
+// reward_model with reward_model.enable) runs on
 // the pool `placement.<role>` names, or on the only pool when there is one. Roles on
 // the same pool are colocated: one process per device hosts all of them.
 // GPU indices are handed out per node across pools, so two CUDA pools on one node

@@ -9,7 +9,6 @@
 
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
-#include "algorithms/dapo.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "controller/batch_splits.h"
@@ -18,6 +17,7 @@
 #include "controller/overlong_prompts.h"
 #include "controller/ppo_step.h"
 #include "controller/ppo_worker_calls.h"
+#include "controller/step_scores.h"
 #include "controller/trainer_common.h"
 #include "controller/validation_metrics.h"
 #include "controller/weight_sync.h"
@@ -38,6 +38,27 @@ absl::Status Timed(const std::string& name, std::map<std::string, double>* metri
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (!status.ok()) return absl::Status(status.code(), absl::StrCat(name, ": ", status.message()));
   return absl::OkStatus();
+}
+
+// A reward model group exactly with reward_model.enable, and nothing its scores would
+// silently skip.
+absl::Status CheckRewardModel(const PpoTrainerSetup& setup) {
+  const config::Recipe& recipe = setup.recipe;
+  if (!recipe.reward_model().enable()) {
+    if (setup.reward_model == nullptr) return absl::OkStatus();
+    return absl::InvalidArgumentError(absl::StrCat("placement.reward_model puts a reward model on pool '",
+                                                   setup.reward_model->pool(),
+                                                   "', but reward_model.enable is false: set it or remove the placement"));
+  }
+  if (setup.reward_model == nullptr) {
+    return absl::InvalidArgumentError("reward_model.enable needs a reward model group (placement.reward_model)");
+  }
+  if (recipe.reward().overlong_buffer().enable()) {
+    return absl::InvalidArgumentError(
+        "reward.overlong_buffer shapes the rule-based scores of reward.*, but with reward_model.enable the reward "
+        "model's scores train (verl's DAPO manager returns them unshaped): turn one off");
+  }
+  return CheckRewardModelBatching(recipe);
 }
 
 // The worker groups against the recipe: each group's batching (controller/batch_splits.h)
@@ -65,6 +86,7 @@ absl::Status CheckWorkers(const PpoTrainerSetup& setup) {
         "placement.critic puts a critic on pool '", setup.critic->pool(), "', but algorithm.adv_estimator=",
         estimator, " does not use one: remove placement.critic or use gae"));
   }
+  RETURN_IF_ERROR(CheckRewardModel(setup));
   if (setup.critic == nullptr) return absl::OkStatus();
   return CheckCriticBatching(recipe, setup.critic->world_size());
 }
@@ -120,7 +142,7 @@ absl::StatusOr<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(const PpoTrainerS
   // Each pool once: colocated roles are initialised together in their processes, and a
   // separate rollout's workers join the weight-sync group with the actor's.
   std::vector<WorkerGroup*> pools;
-  for (WorkerGroup* group : {groups.policy, groups.rollout, groups.ref, groups.critic}) {
+  for (WorkerGroup* group : {groups.policy, groups.rollout, groups.ref, groups.critic, groups.reward_model}) {
     if (group != nullptr && std::find(pools.begin(), pools.end(), group) == pools.end()) pools.push_back(group);
   }
   ASSIGN_OR_RETURN(trainer->weight_transport_,
@@ -164,71 +186,33 @@ absl::StatusOr<Batch> PpoTrainer::PromptRows(const std::vector<const PromptExamp
   return rows;
 }
 
-absl::StatusOr<std::vector<rewards::ScoredSample>> PpoTrainer::Score(
-    const Batch& generated, const std::vector<const PromptExample*>& examples, int n,
-    std::map<std::string, double>* metrics) const {
-  ASSIGN_OR_RETURN(const std::vector<std::string> responses, generated.Strings("response_text"));
-  std::vector<rewards::RewardInput> inputs(responses.size());
-  for (size_t row = 0; row < responses.size(); ++row) {
-    const PromptExample& example = *examples[row / static_cast<size_t>(n)];
-    inputs[row].data_source = example.data_source;
-    inputs[row].prompt = example.prompt.content;
-    inputs[row].response = responses[row];
-    inputs[row].ground_truth = example.ground_truth;
-    inputs[row].extra_info = example.extra_info;
-  }
-  ASSIGN_OR_RETURN(std::vector<rewards::ScoredSample> results, setup_.reward->Score(inputs));
-  const rewards::RewardFailures failures = rewards::CountFailures(results);
-  (*metrics)["reward/timeouts"] += static_cast<double>(failures.timeouts);
-  (*metrics)["reward/errors"] += static_cast<double>(failures.errors);
-  if (!failures.first.empty()) {
-    ROLLOUT_LOG(WARNING) << failures.errors << " reward errors and " << failures.timeouts
-                         << " timeouts (scored 0); the first: " << failures.first;
-  }
-  return results;
-}
-
-absl::StatusOr<std::vector<double>> PpoTrainer::ShapeOverlong(const std::vector<double>& scores,
-                                                               const at::Tensor& response_mask,
-                                                               std::map<std::string, double>* metrics) const {
-  const config::OverlongBufferConfig& buffer = setup_.recipe.reward().overlong_buffer();
-  if (!buffer.enable()) return scores;
-  algorithms::OverlongBufferOptions options;
-  options.enable = true;
-  options.len = buffer.len();
-  options.penalty_factor = buffer.penalty_factor();
-  options.max_response_length = setup_.recipe.data().max_response_length();
-  const at::Tensor as_tensor = at::tensor(scores, at::kDouble);
-  ASSIGN_OR_RETURN(const algorithms::OverlongShaping shaped,
-                   algorithms::ShapeOverlongScores(as_tensor, response_mask.to(at::kLong).sum(1), options));
-  (*metrics)["reward/overlong_penalty/mean"] = shaped.penalties.mean().item<double>();
-  (*metrics)["reward/overlong_fraction"] = (shaped.penalties < 0).to(at::kDouble).mean().item<double>();
-  const at::Tensor contiguous = shaped.scores.contiguous();
-  return std::vector<double>(contiguous.data_ptr<double>(), contiguous.data_ptr<double>() + contiguous.numel());
-}
-
 absl::StatusOr<Batch> PpoTrainer::GenerateAndScore(const std::vector<const PromptExample*>& examples,
                                                    const std::vector<std::string>& uids, int64_t seed_base,
                                                    std::map<std::string, double>* metrics,
                                                    std::vector<double>* filter_metric) const {
   const config::Recipe& recipe = setup_.recipe;
   const int n = recipe.rollout().n();
+  Batch rows;
   Batch batch;
   const bool dump = !recipe.trainer().rollout_data_dir().empty();
   RETURN_IF_ERROR(Timed("gen", metrics, [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(Batch rows, PromptRows(examples, n, uids, seed_base));
+    ASSIGN_OR_RETURN(rows, PromptRows(examples, n, uids, seed_base));
     if (dump) rows.SetMeta("with_prompt_text", "1");
     ASSIGN_OR_RETURN(batch, setup_.rollout->CallDpSplit("rollout.generate_sequences", rows));
     ASSIGN_OR_RETURN(const Batch uid, rows.Select({"uid"}));
     return batch.Union(uid);
   }));
   RETURN_IF_ERROR(Timed("reward", metrics, [&]() -> absl::Status {
-    ASSIGN_OR_RETURN(const std::vector<rewards::ScoredSample> scored, Score(batch, examples, n, metrics));
+    // The reward model's scores when there is one (verl's reward managers return them).
+    ASSIGN_OR_RETURN(const std::vector<rewards::ScoredSample> scored,
+                     setup_.reward_model != nullptr
+                         ? ScoreWithRewardModel(*setup_.reward_model, batch, rows)
+                         : ScoreWithRewardRunner(*setup_.reward, batch, examples, n, metrics));
     if (dump) RETURN_IF_ERROR(AddGenerationDumpColumns(examples, n, scored, &batch));
     std::vector<double> scores;
     for (const rewards::ScoredSample& sample : scored) scores.push_back(sample.output.score);
     ASSIGN_OR_RETURN(const at::Tensor response_mask, batch.Tensor("response_mask"));
-    ASSIGN_OR_RETURN(scores, ShapeOverlong(scores, response_mask, metrics));
+    ASSIGN_OR_RETURN(scores, ShapeOverlong(recipe, scores, response_mask, metrics));
     if (filter_metric != nullptr) {
       ASSIGN_OR_RETURN(*filter_metric, FilterMetricValues(recipe.algorithm().filter_groups().metric(), scored, scores));
     }
@@ -458,7 +442,8 @@ absl::StatusOr<std::map<std::string, double>> PpoTrainer::Validate(std::vector<G
     rows.SetMeta("validate", "1");
     if (keep) rows.SetMeta("with_prompt_text", "1");
     ASSIGN_OR_RETURN(const Batch generated, setup_.rollout->CallDpSplit("rollout.generate_sequences", rows));
-    ASSIGN_OR_RETURN(const std::vector<rewards::ScoredSample> scored, Score(generated, examples, n, &failures));
+    ASSIGN_OR_RETURN(const std::vector<rewards::ScoredSample> scored,
+                     ScoreWithRewardRunner(*setup_.reward, generated, examples, n, &failures));
     ASSIGN_OR_RETURN(const std::vector<std::string> texts, generated.Strings("response_text"));
     if (keep) {
       ASSIGN_OR_RETURN(const std::vector<std::string> inputs, generated.Strings("prompt_text"));

@@ -1,7 +1,8 @@
 // The PPO / GRPO training loop on the controller (verl's RayPPOTrainer.fit), in verl's
 // order and with its metric names:
-//   gen (rollout.generate_sequences) -> reward (the reward runner, then DAPO's overlong
-//   shaping with reward.overlong_buffer.enable) -> old_log_prob (skipped with
+//   gen (rollout.generate_sequences) -> reward (the reward model with
+//   reward_model.enable, else the reward runner, then DAPO's overlong shaping with
+//   reward.overlong_buffer.enable; step_scores.h) -> old_log_prob (skipped with
 //   algorithm.rollout_correction.bypass_mode: the rollout's log-probs are the anchor) ->
 //   ref (when a KL term needs it) -> values (critic.compute_values, PPO) ->
 //   adv (KL in reward, advantage estimator) -> update_critic (PPO) -> update_actor
@@ -20,8 +21,8 @@
 // whose responses differ in the filter's metric are kept.
 //
 // Drives colocated actor/rollout/ref workers (one pool) and, for PPO
-// (algorithm.adv_estimator gae, as verl's use_critic), a critic colocated with them
-// or in a pool of its own. Not thread-safe; the trainer owns the loop.
+// (algorithm.adv_estimator gae, as verl's use_critic), a critic, and with
+// reward_model.enable a reward model, each colocated with them or in a pool of its own. Not thread-safe; the trainer owns the loop.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -56,6 +57,9 @@ struct PpoTrainerSetup {
   WorkerGroup* rollout = nullptr;
   WorkerGroup* ref = nullptr;
   WorkerGroup* critic = nullptr;             // hosts the critic; required by gae only
+  // Hosts the reward model, exactly with reward_model.enable: its scores train in place
+  // of the reward runner's (validation stays with the runner, as verl's).
+  WorkerGroup* reward_model = nullptr;
   rewards::RewardRunner* reward = nullptr;   // scores responses
 };
 
@@ -117,16 +121,6 @@ class PpoTrainer {
   // Prompt rows for `examples`, each repeated `n` times, with uid and seed columns.
   absl::StatusOr<Batch> PromptRows(const std::vector<const PromptExample*>& examples, int n,
                                    const std::vector<std::string>& uids, int64_t seed_base) const;
-  // Scores the generated rows; returns the scores and fills the failure metrics.
-  absl::StatusOr<std::vector<rewards::ScoredSample>> Score(
-      const Batch& generated, const std::vector<const PromptExample*>& examples, int n,
-      std::map<std::string, double>* metrics) const;
-
-  // DAPO's overlong reward shaping (reward.overlong_buffer) of the scores, as verl's DAPO
-  // reward manager applies it; the scores unchanged when it is off.
-  absl::StatusOr<std::vector<double>> ShapeOverlong(const std::vector<double>& scores,
-                                                    const at::Tensor& response_mask,
-                                                    std::map<std::string, double>* metrics) const;
 
   const PpoTrainerSetup setup_;
   Dataset<PromptExample> train_;

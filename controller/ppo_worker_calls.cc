@@ -107,6 +107,22 @@ absl::Status ComputeValues(WorkerGroup& critic, Batch* batch) {
   return Merge(critic.CallDpSplit("critic.compute_values", sequences), batch);
 }
 
+absl::StatusOr<std::vector<double>> ComputeRewardModelScores(WorkerGroup& reward_model, const Batch& batch,
+                                                             const Batch& prompts) {
+  ASSIGN_OR_RETURN(Batch input, SelectWith(batch, {}));
+  ASSIGN_OR_RETURN(const Batch prompt_columns, prompts.Select({"prompt", "prompt_format"}));
+  RETURN_IF_ERROR(input.Union(prompt_columns));
+  ASSIGN_OR_RETURN(const Batch reply, reward_model.CallDpSplit("reward_model.compute_rm_score", input));
+  ASSIGN_OR_RETURN(const at::Tensor scores, reply.Tensor("rm_scores"));
+  if (scores.dim() != 1 || scores.size(0) != input.size()) {
+    return absl::InvalidArgumentError(absl::StrCat("reward_model.compute_rm_score returned ", scores.numel(),
+                                                   " rm_scores in ", scores.dim(), " dimension(s) for ",
+                                                   input.size(), " rows"));
+  }
+  const at::Tensor as_double = scores.to(at::kDouble).contiguous();
+  return std::vector<double>(as_double.data_ptr<double>(), as_double.data_ptr<double>() + as_double.numel());
+}
+
 absl::StatusOr<std::map<std::string, double>> UpdateCritic(WorkerGroup& critic, const Batch& batch) {
   ASSIGN_OR_RETURN(const Batch update, SelectWith(batch, {"values", "returns"}));
   return TrainOnShards(critic, "critic.update_critic", update);

@@ -46,6 +46,13 @@ absl::Status ComputeRefLogProbs(WorkerGroup& policy, Batch* batch);
 // critic.compute_values: adds values [N, R].
 absl::Status ComputeValues(WorkerGroup& critic, Batch* batch);
 
+// reward_model.compute_rm_score on the sequences, with `prompts`' string columns prompt
+// and prompt_format (one row per sequence, as the rollout was asked) for a reward model
+// that re-renders them: each row's score. InvalidArgument when the reply's rm_scores
+// are not one per row.
+absl::StatusOr<std::vector<double>> ComputeRewardModelScores(WorkerGroup& reward_model, const Batch& batch,
+                                                             const Batch& prompts);
+
 // critic.update_critic on the sequences with values and returns; the ranks' metrics
 // averaged (verl's reduce_metrics).
 absl::StatusOr<std::map<std::string, double>> UpdateCritic(WorkerGroup& critic, const Batch& batch);

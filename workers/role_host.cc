@@ -69,6 +69,7 @@ absl::StatusOr<Batch> RoleHost::InitRoles(const Batch& input) {
   ASSIGN_OR_RETURN(const std::string weight_sync, JoinWeightSyncGroup(input));
   RETURN_IF_ERROR(InitPolicy(total_training_steps));
   RETURN_IF_ERROR(InitCritic(total_training_steps));
+  RETURN_IF_ERROR(InitRewardModel());
   Batch reply;
   if (!weight_sync.empty()) reply.SetMeta("weight_sync", weight_sync);
   return reply;
@@ -157,6 +158,21 @@ absl::Status RoleHost::InitCritic(int64_t total_training_steps) {
   }
   critic_ = *std::move(critic);
   return critic_->RegisterMethods(registry_);
+}
+
+absl::Status RoleHost::InitRewardModel() {
+  const std::vector<std::string>& roles = options_.roles;
+  if (std::find(roles.begin(), roles.end(), "reward_model") == roles.end()) return absl::OkStatus();
+  RewardModelWorkerSetup setup;
+  setup.recipe = recipe_;
+  setup.device = options_.device;
+  absl::StatusOr<std::unique_ptr<RewardModelWorker>> reward_model = RewardModelWorker::Create(setup);
+  if (!reward_model.ok()) {
+    return absl::Status(reward_model.status().code(),
+                        absl::StrCat("initialising reward_model: ", reward_model.status().message()));
+  }
+  reward_model_ = *std::move(reward_model);
+  return reward_model_->RegisterMethods(registry_);
 }
 
 }  // namespace rollout::workers

@@ -10,7 +10,8 @@
 //                       collectives for its device (the weights then go through the
 //                       controller), absent when it is no member;
 //                       creates the hosted roles (actor, rollout and ref:
-//                       policy_worker.h; critic: critic_worker.h) and registers
+//                       policy_worker.h; critic: critic_worker.h; reward_model:
+//                       reward_model_worker.h) and registers
 //                       their methods (with the policy, also
 //                       diag.policy_parameter_checksums: diagnostic_methods.h),
 //                       after seeding LibTorch's default generators with trainer.seed;
@@ -42,6 +43,7 @@
 #include "workers/critic_worker.h"
 #include "workers/method_registry.h"
 #include "workers/policy_worker.h"
+#include "workers/reward_model_worker.h"
 #include "workers/rendezvous_client.h"
 
 namespace rollout::workers {
@@ -76,6 +78,7 @@ class RoleHost {
   // Each creates its worker when this process hosts one of its roles.
   absl::Status InitPolicy(int64_t total_training_steps);
   absl::Status InitCritic(int64_t total_training_steps);
+  absl::Status InitRewardModel();
 
   // Joins the pool's data-parallel group when it has several workers.
   absl::Status JoinDataParallelGroup();
@@ -93,6 +96,7 @@ class RoleHost {
   std::unique_ptr<models::Tokenizer> tokenizer_;  // worker.prompt_lengths', loaded on its first call
   std::unique_ptr<PolicyWorker> policy_;
   std::unique_ptr<CriticWorker> critic_;
+  std::unique_ptr<RewardModelWorker> reward_model_;
 };
 
 }  // namespace rollout::workers

@@ -47,14 +47,15 @@ TEST_F(VerlInertKeys, AVerlCommandLineLoadsAndListsWhatItIgnores) {
   EXPECT_DOUBLE_EQ(loaded->recipe.actor().optim().lr(), 1e-6);
   EXPECT_EQ(loaded->recipe.rollout().n(), 5);
   EXPECT_EQ(loaded->recipe.rollout().name(), "native");
-  ASSERT_EQ(loaded->ignored_verl_keys.size(), 9u);
+  EXPECT_FALSE(loaded->recipe.reward_model().enable());
+  ASSERT_EQ(loaded->ignored_verl_keys.size(), 8u);
   EXPECT_EQ(loaded->ignored_verl_keys[0],
             "verl's 'actor.model.use_remove_padding' at command line "
             "'actor_rollout_ref.model.use_remove_padding=True' is ignored: verl's unpadded (varlen) forward, an "
             "efficiency switch; results do not depend on it");
   EXPECT_THAT(loaded->ignored_verl_keys[4], HasSubstr("'rollout.name' at command line"));
   EXPECT_THAT(loaded->ignored_verl_keys[4], HasSubstr("this project's own engine (rollout.name: native)"));
-  EXPECT_THAT(loaded->ignored_verl_keys[8], HasSubstr("'actor_rollout_ref.hybrid_engine'"));
+  EXPECT_THAT(loaded->ignored_verl_keys[7], HasSubstr("'actor_rollout_ref.hybrid_engine'"));
 }
 
 // From verl's PPO examples: the critic's, the data's and the rollout's machinery.
@@ -117,8 +118,7 @@ TEST_F(VerlInertKeys, TheNestedYamlFormIsIgnoredWithItsLines) {
   const std::string at = " at " + files_.Path("x.yaml") + ":";
   EXPECT_THAT(lines, ElementsAre("verl's 'actor_rollout_ref.hybrid_engine'" + at + "2",
                                  "verl's 'actor.strategy'" + at + "4", "verl's 'actor.fsdp_config'" + at + "5",
-                                 "verl's 'rollout.name'" + at + "8", "verl's 'reward_model.enable'" + at + "11",
-                                 "verl's 'reward_model.reward_manager'" + at + "12", "verl's 'ray_init'" + at + "13"));
+                                 "verl's 'rollout.name'" + at + "8", "verl's 'reward_model.reward_manager'" + at + "12", "verl's 'ray_init'" + at + "13"));
 }
 
 TEST_F(VerlInertKeys, ValuesThatAskForWhatIsNotHereAreErrors) {
@@ -126,7 +126,8 @@ TEST_F(VerlInertKeys, ValuesThatAskForWhatIsNotHereAreErrors) {
             "verl's 'rollout.tensor_model_parallel_size' at command line "
             "'actor_rollout_ref.rollout.tensor_model_parallel_size=2' cannot be 2 here: tensor parallelism is not "
             "implemented; each rollout worker holds a whole model (it may be 1)");
-  EXPECT_THAT(Error({"reward_model.enable=True"}), HasSubstr("reward models scoring responses are not implemented"));
+  EXPECT_THAT(Error({"reward_model.enable_resource_pool=True"}),
+              HasSubstr("the reward model runs on the pool placement.reward_model names"));
   EXPECT_THAT(Error({"custom_reward_function.path=my_reward.py"}),
               HasSubstr("cannot be my_reward.py here: Python reward functions cannot be loaded; use a built-in "
                         "(reward.name) or a C++ plug-in (reward.plugin) (it may be null)"));
@@ -213,6 +214,10 @@ TEST(VerlPrintedConfig, LoadsWithItsCopiesFollowingTheirSettings) {
   EXPECT_EQ(recipe.critic().forward_max_token_len_per_gpu(), 32768);
   EXPECT_THAT(recipe.actor().checkpoint().load_contents(), ElementsAre("model", "optimizer", "extra"));
   EXPECT_EQ(recipe.data().max_prompt_length(), 512);
+  EXPECT_FALSE(recipe.reward_model().enable());
+  EXPECT_EQ(recipe.reward_model().model().input_tokenizer(), "models/Qwen2.5-0.5B-Instruct");
+  EXPECT_EQ(recipe.reward_model().forward_max_token_len_per_gpu(), 32768);
+  EXPECT_EQ(recipe.reward_model().max_length(), 0);
   EXPECT_THAT(loaded->ignored_verl_keys, Contains(HasSubstr("verl's '_target_' entries")));
   EXPECT_THAT(loaded->ignored_verl_keys, Contains(HasSubstr("verl's 'ref.strategy' at ")));
 }

@@ -91,6 +91,23 @@ TEST(BatchSplits, ATokenBudgetBelowTheLongestRowNamesItsKey) {
   EXPECT_THAT(std::string(critic.message()), HasSubstr("critic.ppo_max_token_len_per_gpu (64)"));
 }
 
+TEST(BatchSplits, TheRewardModelsTokenBudgetHoldsItsLongestRow) {
+  const std::string rm = std::string(kTwoCpuWorkers) +
+                         "data: {train_batch_size: 8, max_prompt_length: 100, max_response_length: 50}\n"
+                         "actor: {ppo_mini_batch_size: 4}\n";
+  EXPECT_TRUE(CheckYaml(rm + "reward_model: {enable: true, use_dynamic_bsz: true, forward_max_token_len_per_gpu: 150}\n").ok());
+  EXPECT_THAT(std::string(CheckYaml(rm + "reward_model: {enable: true, use_dynamic_bsz: true, "
+                                         "forward_max_token_len_per_gpu: 149}\n")
+                              .message()),
+              HasSubstr("reward_model.forward_max_token_len_per_gpu (149) must be at least data.max_prompt_length"));
+  // Re-rendered rows may be as long as reward_model.max_length.
+  EXPECT_THAT(std::string(CheckYaml(rm + "reward_model: {enable: true, use_dynamic_bsz: true, "
+                                         "forward_max_token_len_per_gpu: 150, max_length: 200, "
+                                         "model: {input_tokenizer: tok}}\n")
+                              .message()),
+              HasSubstr("must be at least reward_model.max_length (200)"));
+}
+
 TEST(BatchSplits, SftAndDpoSplitTheirOwnBatches) {
   for (const char* mode : {"sft", "dpo"}) {
     EXPECT_TRUE(CheckYaml(std::string("trainer: {device: cpu, mode: ") + mode +

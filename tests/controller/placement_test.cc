@@ -39,6 +39,36 @@ TEST(Placement, CriticOnlyForGae) {
   EXPECT_EQ(grpo->role_to_pool.count("critic"), 0u);
 }
 
+TEST(Placement, RewardModelOnlyWhenEnabled) {
+  absl::StatusOr<Placement> off = Resolve("trainer: {device: cpu}\nalgorithm: {adv_estimator: grpo}\n");
+  ASSERT_TRUE(off.ok()) << off.status();
+  EXPECT_EQ(off->role_to_pool.count("reward_model"), 0u);
+  absl::StatusOr<Placement> colocated =
+      Resolve("trainer: {device: cpu}\nalgorithm: {adv_estimator: grpo}\nreward_model: {enable: true}\n");
+  ASSERT_TRUE(colocated.ok()) << colocated.status();
+  ASSERT_EQ(colocated->workers.size(), 1u);
+  EXPECT_THAT(colocated->workers[0].roles, ElementsAre("actor", "ref", "reward_model", "rollout"));
+  absl::StatusOr<Placement> own_pool = Resolve(R"(
+resource_pools:
+  policy: {device: cpu}
+  rm: {device: cpu}
+placement: {actor: policy, rollout: policy, ref: policy, reward_model: rm}
+algorithm: {adv_estimator: grpo}
+reward_model: {enable: true}
+)");
+  ASSERT_TRUE(own_pool.ok()) << own_pool.status();
+  EXPECT_THAT(own_pool->Describe(), HasSubstr("pool rm: 1 node(s) x 1 cpu, roles reward_model"));
+  absl::StatusOr<Placement> unplaced = Resolve(R"(
+resource_pools:
+  policy: {device: cpu}
+  rm: {device: cpu}
+placement: {actor: policy, rollout: policy, ref: policy}
+algorithm: {adv_estimator: grpo}
+reward_model: {enable: true}
+)");
+  EXPECT_THAT(unplaced.status().message(), HasSubstr("placement.reward_model is not set"));
+}
+
 TEST(Placement, SeparatePoolsGetDistinctGpus) {
   absl::StatusOr<Placement> p = Resolve(R"(
 resource_pools:
