@@ -11,13 +11,19 @@ repository root after building:
    (per-head q/k norms) with its value model, and our float32 outputs for each. transformers (AutoModelForCausalLM,
    AutoModelForTokenClassification, AutoModelForSequenceClassification) and peft (PeftModel) load them; outputs must agree
    within 1e-4.
-2. `rollout init-model --preset qwen2.5-0.5b` and `--preset qwen3-0.6b` (full width
+2. `rollout train` runs two GRPO steps on cuda:0 with that reward model scoring the
+   responses (reward_model.enable, each chat re-rendered with its response in the
+   reward model's template: reward_model.model.input_tokenizer); transformers' chat
+   template and AutoModelForSequenceClassification recompute the dumped scores of the
+   first step (all but responses holding special tokens, which the dump's text skips).
+3. `rollout init-model --preset qwen2.5-0.5b` and `--preset qwen3-0.6b` (full width
    and depth, the fixture's vocabulary) are scored by `rollout score` on cuda:0 in bfloat16 and by transformers
    in bfloat16; per-token log-probs must agree within bf16 tolerance.
 Prints one line per check and exits non-zero on any failure.
 """
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -92,6 +98,43 @@ def export_checks(build, tmp):
     return ok
 
 
+def reward_model_train_check(build, tmp):
+    """GRPO scored by the exported reward model (export_checks' {tmp}/reward) on cuda:0."""
+    from transformers import AutoModelForSequenceClassification, AutoTokenizer
+    work = f"{tmp}/rm_train"
+    os.makedirs(f"{work}/data")
+    for name in ("tokenizer.json", "tokenizer_config.json", "chat_template.jinja"):
+        shutil.copy(f"{FIXTURE}/{name}", f"{tmp}/reward/{name}")
+    chats = [[{"role": "user", "content": f"What is {i} + {i + 2}?"}] for i in range(10)]
+    for split, rows in (("train", chats[:8]), ("val", chats[8:])):
+        with open(f"{work}/data/{split}.jsonl", "w") as f:
+            for chat in rows:
+                f.write(json.dumps({"prompt": chat, "ground_truth": "4", "data_source": "sums"}) + "\n")
+    root = os.getcwd()
+    subprocess.run([f"{os.path.abspath(build)}/cli/rollout", "train", f"{root}/recipes/grpo_arith.yaml",
+                    "data.train_files=[data/train.jsonl]", "data.val_files=[data/val.jsonl]",
+                    f"actor.model.path={root}/{FIXTURE}", "trainer.device=cuda", "trainer.total_training_steps=2",
+                    "data.train_batch_size=4", "data.shuffle=false", "actor.ppo_mini_batch_size=4",
+                    "actor.ppo_micro_batch_size_per_gpu=4", "rollout.n=2", "data.max_response_length=8",
+                    "trainer.rollout_data_dir=dumps", "reward_model.enable=true", f"reward_model.model.path={tmp}/reward",
+                    "reward_model.model.dtype=float32", f"reward_model.model.input_tokenizer={root}/{FIXTURE}"],
+                   cwd=work, check=True, stdout=subprocess.DEVNULL)
+    tokenizer = AutoTokenizer.from_pretrained(FIXTURE)
+    reward = AutoModelForSequenceClassification.from_pretrained(f"{tmp}/reward", dtype=torch.float32)
+    lines = [json.loads(line) for line in open(f"{work}/dumps/1.jsonl")]
+    diffs = []
+    with torch.no_grad():
+        for row, line in enumerate(lines):
+            chat = chats[row // 2] + [{"role": "assistant", "content": line["output"]}]
+            text = tokenizer.apply_chat_template(chat, tokenize=False, add_generation_prompt=False)
+            ids = torch.tensor([tokenizer(text, add_special_tokens=False)["input_ids"]])
+            diffs.append(abs(reward(ids).logits[0, 0].item() - line["score"]))
+    matched = sum(diff < 1e-4 for diff in diffs)
+    return check("reward model scores of a GRPO run on cuda:0 match transformers on the re-rendered chats",
+                 len(lines) == 8 and matched >= 6,
+                 f"{matched} of {len(lines)} within 1e-4; |score diff| by row {[f'{d:.1e}' for d in diffs]}")
+
+
 def gpu_score_check(build, tmp, preset):
     model_dir = f"{tmp}/{preset}"
     subprocess.run([f"{build}/cli/rollout", "init-model", "--out", model_dir, "--tokenizer",
@@ -122,6 +165,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         ok = export_checks(build, tmp)
         if torch.cuda.is_available():
+            ok &= reward_model_train_check(build, tmp)
             for preset in ("qwen2.5-0.5b", "qwen3-0.6b"):
                 ok &= gpu_score_check(build, tmp, preset)
     sys.exit(0 if ok else 1)
