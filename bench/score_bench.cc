@@ -10,6 +10,7 @@
 //
 // usage: score_bench [--preset=qwen2.5-0.5b] [--device=cuda:0] [--prompts=16] [--n=8]
 //                    [--prompt=128] [--response=256] [--micro=64] [--update_micro=16]
+//                    [--activation_checkpointing]
 //                    [--steps=3] [--trace=PREFIX]
 // --trace writes Chrome traces of one log-prob pass each way to PREFIX-{padded,shared}.json
 // and of one update pass to PREFIX-{padded,shared}-update.json, and of the actor's update
@@ -43,6 +44,7 @@ struct Options {
   std::string preset = "qwen2.5-0.5b", device = "cuda:0";
   int64_t prompts = 16, n = 8, prompt = 128, response = 256, micro = 64, update_micro = 16;
   int64_t steps = 3;
+  bool activation_checkpointing = false;
   std::string trace;
 };
 
@@ -106,6 +108,8 @@ int Main(const std::vector<std::string>& args) {
   flags.AddInt("micro", &o.micro, "rows per log-prob micro-batch");
   flags.AddInt("update_micro", &o.update_micro, "rows per update micro-batch");
   flags.AddInt("steps", &o.steps, "timed repetitions (after one untimed)");
+  flags.AddBool("activation_checkpointing", &o.activation_checkpointing,
+                "recompute each layer's MLP in the backward pass (actor.model.enable_gradient_checkpointing)");
   flags.AddString("trace", &o.trace, "Chrome trace file prefix");
   if (const std::optional<int> exit_code = flags.ParseFlagsOnly(args, "score_bench")) return *exit_code;
   absl::StatusOr<c10::Device> device = OpenDevice(o.device);
@@ -118,6 +122,7 @@ int Main(const std::vector<std::string>& args) {
   load.device = *device;
   load.dtype = device->is_cuda() ? at::kBFloat16 : at::kFloat;
   const auto model = models::CausalLM::RandomInit(*config, 1, load);
+  model->set_activation_checkpointing(o.activation_checkpointing);
   std::vector<at::Tensor*> params;
   for (auto& [name, param] : model->NamedParameters()) params.push_back(param);
   const workers::PolicyBatch batch = GrpoBatch(o, config->vocab_size, *device);

@@ -15,9 +15,6 @@ const char kProfiler[] = "verl's profilers (Nsight Systems, torch) of its worker
 const char kAdamW[] = "verl's optimizer class; the optimizer here is this project's AdamW (optim.lr, betas, eps, weight_decay)";
 const char kAdamWImpl[] = "the Python module verl imports its optimizer from; AdamW here is this project's own";
 const char kAdamWKwargs[] = "extra keyword arguments for verl's optimizer class; AdamW here takes optim.lr, betas, eps and weight_decay";
-const char kNoRecompute[] =
-    "recomputing activations in the backward pass is not implemented; activations are kept (the same results, more "
-    "memory)";
 const char kRewardModelPool[] =
     "verl's own pool for the reward model; here the reward model runs on the pool placement.reward_model names "
     "(resource_pools)";
@@ -49,8 +46,6 @@ const std::vector<VerlInertKey>& Table() {
       {"actor.model.return_last_hidden_state", {"false"}, "returning hidden states to verl's Python callers"},
       {"actor.model.use_fused_loss", {}, "verl's fused linear cross-entropy; the token-score kernels here never hold float32 logits"},
       {"actor.model.hf_config_path", {"null"}, "a separate HF config directory; config.json is read from actor.model.path"},
-      {"actor.model.enable_gradient_checkpointing", {}, kNoRecompute},
-      {"critic.model.enable_gradient_checkpointing", {}, kNoRecompute},
       {"actor.model.enable_activation_offload", {"false"}, "offloading activations to the CPU is not implemented"},
       {"actor.model.fused_kernel_options", {}, "options of verl's fused kernels (actor.model.use_fused_kernels)"},
       {"actor_rollout_ref.nccl_timeout", {}, "the NCCL timeout of verl's workers; a dead worker here stops the run within runtime's heartbeat"},

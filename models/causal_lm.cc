@@ -15,6 +15,7 @@
 #include "common/file_util.h"
 #include "common/status_macros.h"
 #include "common/torch_compat.h"
+#include "models/activation_checkpoint.h"
 #include "models/attention_mask.h"
 #include "models/grouped_linear.h"
 
@@ -341,6 +342,13 @@ at::Tensor CausalLM::DecoderStack(at::Tensor hidden, const LayerHeads& heads,
     std::tie(hidden, normed) = AddProjectedRmsNorm(hidden, layer.o_proj, heads(layer, i, normed),
                                                    layer.post_attention_layernorm);
     const at::Tensor& next_norm = i + 1 < layers_.size() ? layers_[i + 1].input_layernorm : norm_;
+    if (activation_checkpointing_ && at::GradMode::is_enabled()) {
+      // With gradients `activation` is MlpActivation (the fused kernels serve inference).
+      const at::Tensor mlp = Checkpointed(
+          [this, &layer](const at::Tensor& x) { return Project(layer.down_proj, MlpActivation(layer, x)); }, normed);
+      std::tie(hidden, normed) = AddRmsNorm(hidden, mlp, next_norm);
+      continue;
+    }
     std::tie(hidden, normed) =
         AddProjectedRmsNorm(hidden, layer.down_proj, activation(layer, normed), next_norm);
   }

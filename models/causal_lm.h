@@ -119,6 +119,12 @@ class CausalLM {
 
   // Dropout in adapters applies only in training mode.
   void set_training(bool training) { training_ = training; }
+  // With gradients, each layer's MLP (gate/up projection, SwiGLU, down projection: in
+  // Qwen2.5's shapes about three quarters of a layer's activations) keeps only its input
+  // and runs again in the backward pass (activation_checkpoint.h): the same gradients,
+  // less memory, one more MLP forward. Off by default.
+  void set_activation_checkpointing(bool enabled) { activation_checkpointing_ = enabled; }
+  bool activation_checkpointing() const { return activation_checkpointing_; }
   void set_adapters_enabled(bool enabled) { adapters_enabled_ = enabled; }
   bool adapters_enabled() const { return adapters_enabled_; }
 
@@ -191,6 +197,7 @@ class CausalLM {
   at::Tensor norm_;          // [H]
   at::Tensor lm_head_;       // [V, H]; undefined when tied or without an LM head
   bool training_ = false;
+  bool activation_checkpointing_ = false;
   bool adapters_enabled_ = true;
 };
 

@@ -38,6 +38,8 @@ class ValueModel {
   // Backbone parameters (HF names, no LM head) and score.weight / score.bias.
   std::vector<std::pair<std::string, at::Tensor*>> NamedParameters();
   const CausalLM& backbone() const { return *backbone_; }
+  // CausalLM::set_activation_checkpointing of the backbone.
+  void set_activation_checkpointing(bool enabled) { backbone_->set_activation_checkpointing(enabled); }
 
  private:
   ValueModel(std::unique_ptr<CausalLM> backbone, at::Tensor score_weight, at::Tensor score_bias);

@@ -74,6 +74,7 @@ absl::StatusOr<std::unique_ptr<CriticWorker>> CriticWorker::Create(const CriticW
     return absl::Status(loaded.status().code(),
                         absl::StrCat("critic model '", path, "': ", loaded.status().message()));
   }
+  (*loaded)->set_activation_checkpointing(model.enable_gradient_checkpointing());
   std::unique_ptr<CriticWorker> worker(new CriticWorker(setup, *std::move(loaded)));
   ASSIGN_OR_RETURN(worker->critic_, ValueCritic::Create(worker->model_.get(), options));
   return worker;

@@ -117,6 +117,7 @@ absl::Status PolicyWorker::LoadModels() {
   load.device = setup_.device;
   load.dtype = DtypeOf(model.dtype());
   ASSIGN_OR_RETURN(model_, models::CausalLM::Load(model.path(), load));
+  model_->set_activation_checkpointing(model.enable_gradient_checkpointing());
   ASSIGN_OR_RETURN(tokenizer_, LoadActorTokenizer(setup_.recipe));
   if (model.lora_rank() > 0) {
     models::LoraConfig& lora = lora_.emplace();

@@ -149,5 +149,15 @@ TEST_F(RewardModelTrain, ACausalLmIsNoRewardModel) {
   EXPECT_THAT(run.output, HasSubstr("is a causal LM, not a reward model"));
 }
 
+// DAPO's overlong shaping applies to reward.*'s scores; verl's manager skips it for a
+// reward model's, which here is an error rather than a silent no-op.
+TEST_F(RewardModelTrain, TheOverlongBufferIsRefusedWithIt) {
+  testing::TempDir dir("reward_model_e2e_overlong");
+  WriteData(dir);
+  const testing::CommandResult run = Train(dir, {"reward.overlong_buffer.enable=true"});
+  EXPECT_NE(run.exit_code, 0);
+  EXPECT_THAT(run.output, HasSubstr("reward.overlong_buffer shapes the rule-based scores of reward.*"));
+}
+
 }  // namespace
 }  // namespace rollout

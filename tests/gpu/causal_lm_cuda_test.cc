@@ -4,6 +4,9 @@
 #include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
 
+#include <map>
+#include <string>
+
 #include "models/causal_lm.h"
 #include "models/kv_cache.h"
 #include "models/token_scores.h"
@@ -34,6 +37,32 @@ TEST(CausalLmCuda, ForwardAndScoresMatchTheCpu) {
   const TokenScores gpu_scores = ScoreTokens(*gpu, got.cuda(), ids.cuda(), /*with_entropy=*/true);
   EXPECT_LT((gpu_scores.log_probs.cpu() - cpu_scores.log_probs).abs().max().item<float>(), 1e-4);
   EXPECT_LT((gpu_scores.entropy.cpu() - cpu_scores.entropy).abs().max().item<float>(), 1e-4);
+}
+
+// With its MLPs checkpointed (the fused differentiable kernels run again in the backward
+// pass), in bfloat16 as the actor trains: the gradients of the plain model.
+TEST(CausalLmCuda, ActivationCheckpointingGivesTheSameGradients) {
+  LoadOptions options;
+  options.device = c10::Device(c10::kCUDA, 0);
+  options.dtype = at::kBFloat16;
+  std::map<std::string, at::Tensor> grads[2];
+  for (bool checkpointing : {false, true}) {
+    std::unique_ptr<CausalLM> model = CausalLM::Load(kFixture, options).value();
+    model->set_activation_checkpointing(checkpointing);
+    for (auto& [name, param] : model->NamedParameters()) param->set_requires_grad(true);
+    const at::Tensor ids = kIds.view({2, 6}).cuda();
+    const at::Tensor positions = at::arange(6, ids.options()).expand({2, 6});
+    const at::Tensor hidden = model->Forward(ids, positions, at::Tensor());
+    ScoreTokens(*model, hidden.narrow(1, 0, 5), ids.narrow(1, 1, 5), /*with_entropy=*/false).log_probs.sum().backward();
+    for (auto& [name, param] : model->NamedParameters()) {
+      ASSERT_TRUE(param->grad().defined()) << name;
+      grads[checkpointing][name] = param->grad().float().cpu();
+    }
+  }
+  for (const auto& [name, grad] : grads[0]) {
+    const float scale = 1 + grad.abs().max().item<float>();
+    EXPECT_LT((grads[1].at(name) - grad).abs().max().item<float>(), 1e-2 * scale) << name;
+  }
 }
 
 TEST(CausalLmCuda, IncrementalDecodeMatchesFullForward) {

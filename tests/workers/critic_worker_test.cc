@@ -94,6 +94,27 @@ TEST(CriticWorker, UpdatesFitTheReturnsAndReportVerlsMetrics) {
   EXPECT_NEAR(last.at("critic/vpred_mean"), 0.7, 0.05);
 }
 
+// critic.model.enable_gradient_checkpointing recomputes the value model's MLPs in the
+// update's backward pass: the same update.
+TEST(CriticWorker, GradientCheckpointingGivesTheSameUpdate) {
+  CriticWorkerSetup setup = TinySetup();
+  setup.recipe.mutable_critic()->mutable_model()->set_enable_gradient_checkpointing(true);
+  auto checked = CriticWorker::Create(setup).value();
+  auto plain = CriticWorker::Create(TinySetup()).value();
+  EXPECT_TRUE(checked->model().backbone().activation_checkpointing());
+  EXPECT_FALSE(plain->model().backbone().activation_checkpointing());
+  Batch batch = Sequences();
+  ASSERT_TRUE(batch.AddTensor("returns", at::full({kRows, kResponse}, 0.7f)).ok());
+  ASSERT_TRUE(batch.Union(plain->ComputeValues(batch).value()).ok());
+  const auto want = GetBatchMetrics(plain->UpdateCritic(batch).value()).value();
+  const auto got = GetBatchMetrics(checked->UpdateCritic(batch).value()).value();
+  for (const char* name : {"critic/vf_loss", "critic/grad_norm", "critic/vpred_mean"}) {
+    EXPECT_NEAR(got.at(name), want.at(name), 1e-5 * (1 + std::abs(want.at(name)))) << name;
+  }
+  const at::Tensor after = checked->ComputeValues(batch).value().Tensor("values").value();
+  EXPECT_TRUE(at::allclose(after, plain->ComputeValues(batch).value().Tensor("values").value(), 1e-4, 1e-5));
+}
+
 TEST(CriticWorker, AnExplicitCriticModelPathWins) {
   CriticWorkerSetup setup = TinySetup();
   setup.recipe.mutable_actor()->mutable_model()->set_path("/nonexistent/actor");

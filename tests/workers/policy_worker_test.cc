@@ -161,6 +161,13 @@ TEST(PolicyWorker, ACustomChatTemplateFormatsTheChatPrompts) {
   EXPECT_THAT(PolicyWorker::Create(setup).status().message(), HasSubstr("custom chat template: unknown chat template"));
 }
 
+TEST(PolicyWorker, GradientCheckpointingIsTheActorModelsSetting) {
+  EXPECT_FALSE(PolicyWorker::Create(TinySetup()).value()->model().activation_checkpointing());
+  PolicyWorkerSetup setup = TinySetup();
+  setup.recipe.mutable_actor()->mutable_model()->set_enable_gradient_checkpointing(true);
+  EXPECT_TRUE(PolicyWorker::Create(setup).value()->model().activation_checkpointing());
+}
+
 TEST(PolicyWorker, MethodsFollowTheHostedRoles) {
   PolicyWorkerSetup setup = TinySetup();
   setup.roles = {"actor"};
