@@ -56,7 +56,7 @@ TEST(CausalLmCuda, ActivationCheckpointingGivesTheSameGradients) {
     ScoreTokens(*model, hidden.narrow(1, 0, 5), ids.narrow(1, 1, 5), /*with_entropy=*/false).log_probs.sum().backward();
     for (auto& [name, param] : model->NamedParameters()) {
       ASSERT_TRUE(param->grad().defined()) << name;
-      grads[checkpointing][name] = param->grad().float().cpu();
+      grads[checkpointing][name] = param->grad().to(at::kFloat).cpu();
     }
   }
   for (const auto& [name, grad] : grads[0]) {
