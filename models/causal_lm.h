@@ -21,6 +21,9 @@
 // adapters disabled (ScopedAdaptersDisabled) the model is the base model — verl's
 // reference policy without a second copy of the weights.
 //
+// Defined in causal_lm.cc, with the choice of fused kernels for each piece of a layer
+// in causal_lm_kernels.cc.
+//
 // Thread-compatible: concurrent forwards are fine; mutation (LoRA, merge) is not.
 #pragma once
 
