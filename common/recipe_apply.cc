@@ -213,6 +213,12 @@ absl::StatusOr<bool> LayerApplier::SkipVerlInertKey(const std::string& key, cons
     return true;
   }
   if (is_field) return false;
+  if (value.IsMap() && HasVerlInertKeysUnder(key)) {
+    // Some keys of the map are ignored (override_config.attn_implementation): each key
+    // must be one of them.
+    RETURN_IF_ERROR(SkipVerlInertMap(value, mark, key));
+    return true;
+  }
   return absl::InvalidArgumentError(absl::StrCat("verl's '", key, "' ", Where(mark), " cannot be ", text,
                                                  " here: ", entry->why, " (it may be ",
                                                  absl::StrJoin(entry->accepted, " or "), ")"));
@@ -272,6 +278,11 @@ absl::Status LayerApplier::SkipVerlInertMap(const YAML::Node& map, const YAML::M
     if (HasVerlInertKeysUnder(child)) {
       RETURN_IF_ERROR(SkipVerlInertMap(entry.second, entry.first.Mark(), child));
       continue;
+    }
+    if (const VerlInertKey* parent = FindVerlInertKey(key)) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "verl's '", child, "' ", Where(entry.first.Mark()), " cannot be set here: ", parent->why, " (under '", key,
+          "' only ", absl::StrJoin(VerlInertKeysUnder(key), ", "), " may be set, and is ignored)"));
     }
     return UnknownKeyError(key, entry.first.Scalar(), VerlInertKeysUnder(key), Where(entry.first.Mark()));
   }

@@ -18,6 +18,9 @@ const char kAdamWKwargs[] = "extra keyword arguments for verl's optimizer class;
 const char kRewardModelPool[] =
     "verl's own pool for the reward model; here the reward model runs on the pool placement.reward_model names "
     "(resource_pools)";
+const char kAttentionImplementation[] =
+    "transformers' attention implementation (eager, sdpa, flash_attention_2); the attention here is this project's "
+    "own, on FlashAttention's kernels where they serve, and results do not depend on it";
 const char kMultiTurn[] = "a setting of multi-turn rollouts with tools, which are not implemented (rollout.multi_turn.enable: false)";
 const char kZeroIndexed[] = "the schedule here counts the first update as step 0, verl's default; counting from 1 is not offered";
 
@@ -67,6 +70,7 @@ const std::vector<VerlInertKey>& Table() {
       {"actor.model.trust_remote_code", {}, "models here are the built-in Qwen2, Qwen3 and Llama; no code from a model directory runs"},
       {"actor.model.external_lib", {"null"}, "importing a Python module that registers a model is not possible here"},
       {"actor.model.override_config", {"null", "{}"}, "changing a model's HF config at load is not implemented"},
+      {"actor.model.override_config.attn_implementation", {}, kAttentionImplementation},
       {"ref.strategy", {}, absl::StrCat("verl's backend for the reference model; ", kWholeModels)},
       {"ref.fsdp_config", {}, absl::StrCat("FSDP's sharding and offloading; ", kWholeModels)},
       {"ref.ulysses_sequence_parallel_size", {"1"}, "Ulysses sequence parallelism is not implemented"},
@@ -77,6 +81,7 @@ const std::vector<VerlInertKey>& Table() {
       {"critic.model.trust_remote_code", {}, "models here are the built-in Qwen2, Qwen3 and Llama; no code from a model directory runs"},
       {"critic.model.external_lib", {"null"}, "importing a Python module that registers a model is not possible here"},
       {"critic.model.override_config", {"null", "{}"}, "changing a model's HF config at load is not implemented"},
+      {"critic.model.override_config.attn_implementation", {}, kAttentionImplementation},
       {"actor.ppo_micro_batch_size", {"null"}, "verl's deprecated global micro-batch size; set ppo_micro_batch_size_per_gpu"},
       {"critic.ppo_micro_batch_size", {"null"}, "verl's deprecated global micro-batch size; set ppo_micro_batch_size_per_gpu"},
       {"critic.rollout_n", {}, "verl's copy of rollout.n, which the critic here reads itself"},

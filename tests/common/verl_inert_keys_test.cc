@@ -133,9 +133,25 @@ TEST_F(VerlInertKeys, ValuesThatAskForWhatIsNotHereAreErrors) {
                         "(reward.name) or a C++ plug-in (reward.plugin) (it may be null)"));
   EXPECT_THAT(Error({"actor_rollout_ref.rollout.mode=async"}), HasSubstr("(it may be sync)"));
   EXPECT_THAT(Error({"actor_rollout_ref.model.override_config={attention_dropout: 0.1}"}),
-              HasSubstr("cannot be a map here"));
+              HasSubstr("verl's 'actor.model.override_config.attention_dropout' at command line "
+                        "'actor_rollout_ref.model.override_config={attention_dropout: 0.1}' cannot be set here: "
+                        "changing a model's HF config at load is not implemented (under "
+                        "'actor.model.override_config' only attn_implementation may be set, and is ignored)"));
   // A real key keeps its own checks: rollout.name's other values.
   EXPECT_THAT(Error({"actor_rollout_ref.rollout.name=trtllm"}), HasSubstr("must be one of native; got 'trtllm'"));
+}
+
+// The attention implementation many verl scripts pick for transformers
+// (`+actor_rollout_ref.model.override_config.attn_implementation=sdpa`).
+TEST_F(VerlInertKeys, TheAttentionImplementationInOverrideConfigIsIgnored) {
+  const absl::StatusOr<LoadedRecipe> loaded =
+      Load({"+actor_rollout_ref.model.override_config.attn_implementation=sdpa",
+            "++critic.model.override_config.attn_implementation=eager"});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->ignored_verl_keys.size(), 2u);
+  EXPECT_THAT(loaded->ignored_verl_keys[0],
+              HasSubstr("verl's 'actor.model.override_config.attn_implementation' at command line"));
+  EXPECT_THAT(loaded->ignored_verl_keys[1], HasSubstr("transformers' attention implementation"));
 }
 
 TEST_F(VerlInertKeys, KeysTheTableDoesNotListStayUnknown) {
