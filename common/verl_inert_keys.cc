@@ -154,7 +154,10 @@ const std::vector<VerlInertKey>& Table() {
        "Python reward functions cannot be loaded; use a built-in (reward.name) or a C++ plug-in (reward.plugin)"},
       {"custom_reward_function.name", {}, "the function in custom_reward_function.path"},
       // Data and the trainer.
-      {"data.return_raw_chat", {"false"}, "raw chat messages for verl's multi-turn rollout are not implemented"},
+      {"data.return_raw_chat", {},
+       "whether verl's dataset hands each prompt's chat messages to its workers (its asynchronous and multi-turn "
+       "rollouts and the reward model's re-rendering read them); the controller here sends the chat to every worker "
+       "that renders it"},
       {"data.return_raw_input_ids", {"false"},
        "prompt ids in a reward model's tokenizer for verl's older reward model path; the reward model here re-renders "
        "prompt and response itself (reward_model.model.input_tokenizer)"},

@@ -141,6 +141,25 @@ TEST_F(VerlInertKeys, ValuesThatAskForWhatIsNotHereAreErrors) {
   EXPECT_THAT(Error({"actor_rollout_ref.rollout.name=trtllm"}), HasSubstr("must be one of native; got 'trtllm'"));
 }
 
+// The reward model part of verl's PPO example with a reward model
+// (examples/ppo_trainer/run_qwen2-7b_rm.sh).
+TEST_F(VerlInertKeys, VerlsRewardModelExampleLoads) {
+  const absl::StatusOr<LoadedRecipe> loaded =
+      Load({"data.return_raw_chat=True", "reward_model.enable=True",
+            "reward_model.model.path=sfairXC/FsfairX-LLaMA3-RM-v0.1", "reward_model.model.use_remove_padding=True",
+            "reward_model.model.fsdp_config.param_offload=True", "reward_model.micro_batch_size_per_gpu=32",
+            "reward_model.use_dynamic_bsz=True", "reward_model.forward_max_token_len_per_gpu=98304"});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  const RewardModelConfig& reward_model = loaded->recipe.reward_model();
+  EXPECT_TRUE(reward_model.enable());
+  EXPECT_EQ(reward_model.model().path(), "sfairXC/FsfairX-LLaMA3-RM-v0.1");
+  EXPECT_EQ(reward_model.micro_batch_size_per_gpu(), 32);
+  EXPECT_TRUE(reward_model.use_dynamic_bsz());
+  EXPECT_EQ(reward_model.forward_max_token_len_per_gpu(), 98304);
+  ASSERT_EQ(loaded->ignored_verl_keys.size(), 3u);
+  EXPECT_THAT(loaded->ignored_verl_keys[0], HasSubstr("verl's 'data.return_raw_chat' at command line"));
+}
+
 // The attention implementation many verl scripts pick for transformers
 // (`+actor_rollout_ref.model.override_config.attn_implementation=sdpa`).
 TEST_F(VerlInertKeys, TheAttentionImplementationInOverrideConfigIsIgnored) {
