@@ -327,6 +327,11 @@ absl::Status LayerApplier::ApplyField(const YAML::Node& value, const YAML::Mark&
                                       const std::string& key) {
   const Reflection* reflection = message->GetReflection();
   if (value.IsNull()) {
+    if (const std::string* null = NullValue(field)) {
+      reflection->SetString(message, field, *null);
+      (*sources_)[key] = origin_.Location(mark);
+      return absl::OkStatus();
+    }
     reflection->ClearField(message, field);
     Forget(key);
     return absl::OkStatus();

@@ -140,6 +140,11 @@ int ListSize(const FieldDescriptor* field) {
   return field->options().HasExtension(list_size) ? field->options().GetExtension(list_size) : 0;
 }
 
+const std::string* NullValue(const FieldDescriptor* field) {
+  if (!field->options().HasExtension(null_value)) return nullptr;
+  return &field->options().GetExtension(null_value);
+}
+
 bool SchemaHasField(const Descriptor* type,
                     const std::function<bool(const FieldDescriptor*)>& predicate) {
   for (int i = 0; i < type->field_count(); ++i) {

@@ -54,6 +54,10 @@ std::vector<std::string> DefaultList(const google::protobuf::FieldDescriptor* fi
 // The number of elements a value of the repeated field must have ((list_size)); 0: any.
 int ListSize(const google::protobuf::FieldDescriptor* field);
 
+// The value YAML null sets in `field` (schema option null_value), or nullptr when null
+// resets it to its default.
+const std::string* NullValue(const google::protobuf::FieldDescriptor* field);
+
 // Whether `type` or any message below it has a field for which `predicate` holds.
 bool SchemaHasField(const google::protobuf::Descriptor* type,
                     const std::function<bool(const google::protobuf::FieldDescriptor*)>& predicate);

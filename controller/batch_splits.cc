@@ -79,7 +79,8 @@ absl::Status CheckRewardModelBatching(const config::Recipe& recipe) {
   const config::PassBatching pass = config::RewardModelBatching(recipe);
   RETURN_IF_ERROR(CheckTokenBudget(recipe, pass));
   const config::RewardModelConfig& reward_model = recipe.reward_model();
-  if (pass.max_tokens == 0 || reward_model.model().input_tokenizer().empty() ||
+  // input_tokenizer null: the actor's rows as they are, which the check above covers.
+  if (pass.max_tokens == 0 || reward_model.model().input_tokenizer() == "null" ||
       reward_model.max_length() <= pass.max_tokens) {
     return absl::OkStatus();
   }

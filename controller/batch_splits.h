@@ -21,8 +21,8 @@ absl::Status CheckPolicyBatching(const config::Recipe& recipe, int world);
 absl::Status CheckCriticBatching(const config::Recipe& recipe, int world);
 
 // The reward model's token budget (reward_model.forward_max_token_len_per_gpu with
-// use_dynamic_bsz) against the longest row it scores: the actor's, or with
-// reward_model.model.input_tokenizer up to reward_model.max_length.
+// use_dynamic_bsz) against the longest row it scores: the actor's, and when it
+// re-renders them (reward_model.model.input_tokenizer not null) reward_model.max_length.
 absl::Status CheckRewardModelBatching(const config::Recipe& recipe);
 
 // CheckPolicyBatching for the actor's pool and, when placed, CheckCriticBatching for the

@@ -44,6 +44,22 @@ int64_t RenderedMaxLength(const config::Recipe& recipe) {
   return int64_t{recipe.data().max_prompt_length()} + recipe.data().max_response_length();
 }
 
+// The tokenizer the actor's tokens are decoded with for re-rendering
+// (reward_model.model.input_tokenizer: unset, the actor's), or "" for none ("null").
+absl::StatusOr<std::string> InputTokenizerPath(const config::Recipe& recipe) {
+  const std::string& input = recipe.reward_model().model().input_tokenizer();
+  if (input == "null") return std::string();
+  if (!input.empty()) return input;
+  const config::ModelConfig& actor = recipe.actor().model();
+  const std::string& actor_tokenizer = actor.tokenizer_path().empty() ? actor.path() : actor.tokenizer_path();
+  if (actor_tokenizer.empty()) {
+    return absl::InvalidArgumentError(
+        "reward_model.model.input_tokenizer is unset, which means the actor's tokenizer, and actor.model.path is not "
+        "set either: name one, or set input_tokenizer to null to score the actor's tokens as they are");
+  }
+  return actor_tokenizer;
+}
+
 // Loads the tokenizer at `path` for `what` ("reward_model.model.input_tokenizer").
 absl::StatusOr<std::unique_ptr<models::Tokenizer>> LoadTokenizer(const std::string& path, const std::string& what) {
   absl::StatusOr<std::unique_ptr<models::Tokenizer>> tokenizer = models::Tokenizer::Load(path);
@@ -76,8 +92,9 @@ absl::StatusOr<std::unique_ptr<RewardModelWorker>> RewardModelWorker::Create(con
         "XForSequenceClassification with one label, or XForTokenClassification)"));
   }
   std::unique_ptr<RewardModelWorker> worker(new RewardModelWorker(setup, *std::move(loaded)));
-  if (model.input_tokenizer().empty()) return worker;
-  ASSIGN_OR_RETURN(worker->input_tokenizer_, LoadTokenizer(model.input_tokenizer(), "reward_model.model.input_tokenizer"));
+  ASSIGN_OR_RETURN(const std::string input_tokenizer, InputTokenizerPath(setup.recipe));
+  if (input_tokenizer.empty()) return worker;
+  ASSIGN_OR_RETURN(worker->input_tokenizer_, LoadTokenizer(input_tokenizer, "reward_model.model.input_tokenizer"));
   ASSIGN_OR_RETURN(worker->tokenizer_, LoadTokenizer(model.path(), "reward_model.model.path"));
   // Chat prompts are re-rendered with the reward model's template: fail now, not after
   // the first generation, when it is one this project cannot render.
@@ -119,8 +136,8 @@ absl::StatusOr<RewardModelInputs> RewardModelWorker::InputsFrom(const Batch& inp
     if (largest >= vocab || inputs.input_ids.min().item<int64_t>() < 0) {
       return absl::InvalidArgumentError(absl::StrCat(
           "token id ", largest, " is outside the reward model's vocabulary of ", vocab,
-          ": it does not share the actor's tokenizer; set reward_model.model.input_tokenizer to the actor's "
-          "tokenizer to re-render each prompt and response for it"));
+          ": it does not share the actor's tokenizer; leave reward_model.model.input_tokenizer unset (the actor's "
+          "tokenizer) to re-render each prompt and response for it"));
     }
   }
   inputs.input_ids = inputs.input_ids.to(setup_.device);

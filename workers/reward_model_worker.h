@@ -9,8 +9,8 @@
 // Method, by the name the controller calls (Batch columns in verl's layout, see
 // policy_batch.h):
 //   reward_model.compute_rm_score  input_ids, attention_mask, position_ids, responses
-//                          (+ the strings prompt, prompt_format when
-//                          reward_model.model.input_tokenizer is set:
+//                          (+ the strings prompt, prompt_format unless
+//                          reward_model.model.input_tokenizer is null:
 //                          reward_model_inputs.h re-renders each row)
 //                          -> rm_scores [N] float32, the model's output at each row's
 //                          last token; micro-batches of reward_model.micro_batch_size_per_gpu
@@ -42,8 +42,8 @@ struct RewardModelWorkerSetup {
 
 class RewardModelWorker {
  public:
-  // Loads the reward model and, with reward_model.model.input_tokenizer, that tokenizer
-  // and the reward model's own. InvalidArgument for no reward_model.model.path, a model
+  // Loads the reward model and, unless reward_model.model.input_tokenizer is null, the
+  // tokenizer it names (unset: the actor's) and the reward model's own. InvalidArgument for no reward_model.model.path, a model
   // that is not a reward model, or (when re-rendering) a reward model whose chat
   // template cannot be rendered here; NotFound / DataLoss for model files.
   static absl::StatusOr<std::unique_ptr<RewardModelWorker>> Create(const RewardModelWorkerSetup& setup);
@@ -64,7 +64,7 @@ class RewardModelWorker {
 
   const RewardModelWorkerSetup setup_;
   std::unique_ptr<models::ValueModel> model_;
-  // Set when re-rendering (reward_model.model.input_tokenizer).
+  // Set when re-rendering (reward_model.model.input_tokenizer is not null).
   std::unique_ptr<models::Tokenizer> input_tokenizer_;
   std::unique_ptr<models::Tokenizer> tokenizer_;
 };

@@ -160,6 +160,19 @@ TEST_F(VerlInertKeys, VerlsRewardModelExampleLoads) {
   EXPECT_THAT(loaded->ignored_verl_keys[0], HasSubstr("verl's 'data.return_raw_chat' at command line"));
 }
 
+// verl's reward_model.model.input_tokenizer: its default (the actor's tokenizer) is the
+// empty setting here, and null, which turns re-rendering off, is kept apart from it.
+TEST_F(VerlInertKeys, TheRewardModelsInputTokenizerKeepsNullApartFromUnset) {
+  EXPECT_EQ(Load({"reward_model.enable=True"})->recipe.reward_model().model().input_tokenizer(), "");
+  EXPECT_EQ(Load({"reward_model.model.input_tokenizer=null"})->recipe.reward_model().model().input_tokenizer(), "null");
+  EXPECT_EQ(Load({"reward_model.model.input_tokenizer=tok/dir"})->recipe.reward_model().model().input_tokenizer(),
+            "tok/dir");
+  // Another field's null still resets it to its default.
+  EXPECT_EQ(Load({"reward_model.model.dtype=float32", "reward_model.model.dtype=null"})
+                ->recipe.reward_model().model().dtype(),
+            "bfloat16");
+}
+
 // The attention implementation many verl scripts pick for transformers
 // (`+actor_rollout_ref.model.override_config.attn_implementation=sdpa`).
 TEST_F(VerlInertKeys, TheAttentionImplementationInOverrideConfigIsIgnored) {

@@ -1,10 +1,11 @@
 // GRPO scored by a reward model (reward_model.enable, verl's RewardModelWorker) end to
 // end on the CPU through real worker processes: a tiny reward model (the tiny Qwen2
 // fixture with a random score head) colocated with the policy re-renders each chat
-// prompt with its response in its chat template (reward_model.model.input_tokenizer)
-// and its scores train, as recomputed here from the generation dump; validation keeps
-// the rule-based reward; in a pool of its own, scoring the actor's tokens as they are,
-// it scores the same responses differently. On a GPU (ROLLOUT_E2E_DEVICE=cuda, the
+// prompt with its response in its own chat template (reward_model.model.input_tokenizer
+// unset: the responses decoded by the actor's tokenizer), and its scores train, as
+// recomputed here from the generation dump; validation keeps the rule-based reward; in
+// a pool of its own, scoring the actor's tokens as they are (input_tokenizer null), it
+// scores the same responses differently. On a GPU (ROLLOUT_E2E_DEVICE=cuda, the
 // reward_model_cuda test) the colocated run trains there.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -71,7 +72,8 @@ class RewardModelTrain : public ::testing::Test {
   static void SetUpTestSuite() {
     rendered_dir_ = new testing::TempDir("reward_model_e2e");
     WriteData(*rendered_dir_);
-    rendered_ = new testing::CommandResult(Train(*rendered_dir_, {"reward_model.model.input_tokenizer=" + kFixture}));
+    // input_tokenizer unset: the actor's tokenizer, verl's default.
+    rendered_ = new testing::CommandResult(Train(*rendered_dir_, {}));
   }
   static void TearDownTestSuite() {
     delete rendered_;
@@ -128,7 +130,8 @@ TEST_F(RewardModelTrain, InItsOwnPoolItScoresTheActorsTokensAsTheyAre) {
   WriteData(separate);
   const testing::CommandResult second =
       Train(separate, {"resource_pools.policy.device=cpu", "resource_pools.rm.device=cpu", "placement.actor=policy",
-                       "placement.rollout=policy", "placement.ref=policy", "placement.reward_model=rm"});
+                       "placement.rollout=policy", "placement.ref=policy", "placement.reward_model=rm",
+                       "reward_model.model.input_tokenizer=null"});
   ASSERT_EQ(second.exit_code, 0) << second.output;
   EXPECT_THAT(second.output, HasSubstr("pool rm: 1 node(s) x 1 cpu, roles reward_model"));
   const auto a = ReadJsonLines(rendered_dir_->Path("dumps/1.jsonl"));

@@ -34,6 +34,8 @@ class RewardModelWorkerTest : public ::testing::Test {
     setup.recipe.mutable_reward_model()->set_enable(true);
     setup.recipe.mutable_reward_model()->mutable_model()->set_path(dir_.path());
     setup.recipe.mutable_reward_model()->mutable_model()->set_dtype("float32");
+    // The actor's ids as they are; the tests of re-rendering name the tokenizer.
+    setup.recipe.mutable_reward_model()->mutable_model()->set_input_tokenizer("null");
     setup.recipe.mutable_reward_model()->set_micro_batch_size_per_gpu(2);
     setup.recipe.mutable_data()->set_max_prompt_length(kPrompt);
     setup.recipe.mutable_data()->set_max_response_length(kResponse);
@@ -149,6 +151,17 @@ TEST_F(RewardModelWorkerTest, ReRendersPromptsAndResponsesInItsChatTemplate) {
   const std::vector<int32_t> text = tokenizer->Encode("1+1=2!");
   EXPECT_NEAR(scores[0].item<double>(), ScoreAlone({chat.begin(), chat.end()}), 1e-5);
   EXPECT_NEAR(scores[1].item<double>(), ScoreAlone({text.begin(), text.end()}), 1e-5);
+
+  // Unset, the input tokenizer is the actor's (verl's default).
+  RewardModelWorkerSetup by_default = setup;
+  by_default.recipe.mutable_reward_model()->mutable_model()->clear_input_tokenizer();
+  by_default.recipe.mutable_actor()->mutable_model()->set_path(kFixture);
+  const at::Tensor again =
+      RewardModelWorker::Create(by_default).value()->ComputeRmScore(batch).value().Tensor("rm_scores").value();
+  EXPECT_TRUE(at::equal(again, scores));
+  by_default.recipe.mutable_actor()->mutable_model()->clear_path();
+  EXPECT_THAT(RewardModelWorker::Create(by_default).status().message(),
+              HasSubstr("input_tokenizer is unset, which means the actor's tokenizer"));
 
   setup.recipe.mutable_reward_model()->set_max_length(4);
   const at::Tensor cut = RewardModelWorker::Create(setup).value()->ComputeRmScore(batch).value().Tensor("rm_scores").value();
