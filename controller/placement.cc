@@ -29,10 +29,12 @@ std::vector<std::pair<std::string, std::string>> NeededRoles(const config::Recip
   const config::Placement& p = recipe.placement();
   std::vector<std::pair<std::string, std::string>> roles = {
       {"actor", p.actor()}, {"rollout", p.rollout()}, {"ref", p.ref()}};
-  if (recipe.algorithm().adv_estimator() == "gae" || !p.critic().empty()) {
+  // SFT and DPO train the actor alone: a critic or reward model only where placed.
+  const bool ppo = recipe.trainer().mode() != "sft" && recipe.trainer().mode() != "dpo";
+  if ((ppo && recipe.algorithm().adv_estimator() == "gae") || !p.critic().empty()) {
     roles.emplace_back("critic", p.critic());
   }
-  if (recipe.reward_model().enable() || !p.reward_model().empty()) {
+  if ((ppo && recipe.reward_model().enable()) || !p.reward_model().empty()) {
     roles.emplace_back("reward_model", p.reward_model());
   }
   return roles;

@@ -2,8 +2,9 @@
 //
 // Pools come from `resource_pools`; when there are none, one `global_pool` is made
 // from trainer.nnodes x trainer.n_gpus_per_node on trainer.device (verl's default).
-// Each role (actor, rollout, ref; critic when algorithm.adv_estimator is gae;
-// reward_model with reward_model.enable) runs on
+// Each role (actor, rollout, ref; in PPO runs (trainer.mode ppo) critic when
+// algorithm.adv_estimator is gae and reward_model with reward_model.enable; either
+// wherever placement names its pool) runs on
 // the pool `placement.<role>` names, or on the only pool when there is one. Roles on
 // the same pool are colocated: one process per device hosts all of them.
 // GPU indices are handed out per node across pools, so two CUDA pools on one node

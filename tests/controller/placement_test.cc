@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "absl/strings/str_cat.h"
+
 namespace rollout::controller {
 namespace {
 
@@ -37,6 +39,13 @@ TEST(Placement, CriticOnlyForGae) {
       Resolve("trainer: {device: cpu}\nalgorithm: {adv_estimator: grpo}\n");
   ASSERT_TRUE(grpo.ok());
   EXPECT_EQ(grpo->role_to_pool.count("critic"), 0u);
+  // SFT and DPO train the actor alone, whatever the estimator's default says.
+  for (const char* mode : {"sft", "dpo"}) {
+    absl::StatusOr<Placement> offline =
+        Resolve(absl::StrCat("trainer: {device: cpu, mode: ", mode, "}\nreward_model: {enable: true}\n"));
+    ASSERT_TRUE(offline.ok()) << offline.status();
+    EXPECT_THAT(offline->workers[0].roles, ElementsAre("actor", "ref", "rollout")) << mode;
+  }
 }
 
 TEST(Placement, RewardModelOnlyWhenEnabled) {
