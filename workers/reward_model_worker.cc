@@ -102,8 +102,9 @@ absl::StatusOr<std::unique_ptr<RewardModelWorker>> RewardModelWorker::Create(con
       worker->tokenizer_->RenderChat({{"user", "?"}, {"assistant", "!"}}, /*add_generation_prompt=*/false);
   if (!probe.ok()) {
     return absl::InvalidArgumentError(absl::StrCat(
-        "reward_model.model.input_tokenizer asks to re-render prompts for the reward model '", model.path(),
-        "', but its chat template cannot be rendered: ", probe.status().message(),
+        "re-rendering prompts for the reward model '", model.path(),
+        "' (reward_model.model.input_tokenizer is not null) needs its chat template, which cannot be rendered: ",
+        probe.status().message(),
         "; set reward_model.model.input_tokenizer to null to score the actor's tokens as they are"));
   }
   return worker;
@@ -134,10 +135,14 @@ absl::StatusOr<RewardModelInputs> RewardModelWorker::InputsFrom(const Batch& inp
   if (inputs.input_ids.numel() > 0) {
     const int64_t largest = inputs.input_ids.max().item<int64_t>();
     if (largest >= vocab || inputs.input_ids.min().item<int64_t>() < 0) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          "token id ", largest, " is outside the reward model's vocabulary of ", vocab,
-          ": it does not share the actor's tokenizer; leave reward_model.model.input_tokenizer unset (the actor's "
-          "tokenizer) to re-render each prompt and response for it"));
+      const std::string why =
+          tokenizer_ != nullptr
+              ? absl::StrCat("its tokenizer ('", setup_.recipe.reward_model().model().path(),
+                             "') does not fit its model")
+              : "it does not share the actor's tokenizer; leave reward_model.model.input_tokenizer unset (the "
+                "actor's tokenizer) to re-render each prompt and response for it";
+      return absl::InvalidArgumentError(
+          absl::StrCat("token id ", largest, " is outside the reward model's vocabulary of ", vocab, ": ", why));
     }
   }
   inputs.input_ids = inputs.input_ids.to(setup_.device);
