@@ -282,7 +282,8 @@ absl::Status LayerApplier::SkipVerlInertMap(const YAML::Node& map, const YAML::M
     if (const VerlInertKey* parent = FindVerlInertKey(key)) {
       return absl::InvalidArgumentError(absl::StrCat(
           "verl's '", child, "' ", Where(entry.first.Mark()), " cannot be set here: ", parent->why, " (under '", key,
-          "' only ", absl::StrJoin(VerlInertKeysUnder(key), ", "), " may be set, and is ignored)"));
+          "' the keys that ask for nothing here may be set, and are ignored: ", absl::StrJoin(VerlInertKeysUnder(key), ", "),
+          ")"));
     }
     return UnknownKeyError(key, entry.first.Scalar(), VerlInertKeysUnder(key), Where(entry.first.Mark()));
   }

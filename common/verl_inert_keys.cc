@@ -4,6 +4,7 @@
 #include <set>
 
 #include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 
 namespace rollout::config {
@@ -21,6 +22,8 @@ const char kRewardModelPool[] =
 const char kAttentionImplementation[] =
     "transformers' attention implementation (eager, sdpa, flash_attention_2); the attention here is this project's "
     "own, on FlashAttention's kernels where they serve, and results do not depend on it";
+const char kNoDropout[] =
+    "a dropout probability in the model's HF config; the models here apply no dropout (LoRA's aside), as 0 asks";
 const char kMultiTurn[] = "a setting of multi-turn rollouts with tools, which are not implemented (rollout.multi_turn.enable: false)";
 const char kZeroIndexed[] = "the schedule here counts the first update as step 0, verl's default; counting from 1 is not offered";
 
@@ -71,6 +74,9 @@ const std::vector<VerlInertKey>& Table() {
       {"actor.model.external_lib", {"null"}, "importing a Python module that registers a model is not possible here"},
       {"actor.model.override_config", {"null", "{}"}, "changing a model's HF config at load is not implemented"},
       {"actor.model.override_config.attn_implementation", {}, kAttentionImplementation},
+      {"actor.model.override_config.attention_dropout", {"0"}, kNoDropout},
+      {"actor.model.override_config.embd_pdrop", {"0"}, kNoDropout},
+      {"actor.model.override_config.resid_pdrop", {"0"}, kNoDropout},
       {"ref.strategy", {}, absl::StrCat("verl's backend for the reference model; ", kWholeModels)},
       {"ref.fsdp_config", {}, absl::StrCat("FSDP's sharding and offloading; ", kWholeModels)},
       {"ref.ulysses_sequence_parallel_size", {"1"}, "Ulysses sequence parallelism is not implemented"},
@@ -82,6 +88,9 @@ const std::vector<VerlInertKey>& Table() {
       {"critic.model.external_lib", {"null"}, "importing a Python module that registers a model is not possible here"},
       {"critic.model.override_config", {"null", "{}"}, "changing a model's HF config at load is not implemented"},
       {"critic.model.override_config.attn_implementation", {}, kAttentionImplementation},
+      {"critic.model.override_config.attention_dropout", {"0"}, kNoDropout},
+      {"critic.model.override_config.embd_pdrop", {"0"}, kNoDropout},
+      {"critic.model.override_config.resid_pdrop", {"0"}, kNoDropout},
       {"actor.ppo_micro_batch_size", {"null"}, "verl's deprecated global micro-batch size; set ppo_micro_batch_size_per_gpu"},
       {"critic.ppo_micro_batch_size", {"null"}, "verl's deprecated global micro-batch size; set ppo_micro_batch_size_per_gpu"},
       {"critic.rollout_n", {}, "verl's copy of rollout.n, which the critic here reads itself"},
@@ -213,8 +222,16 @@ std::vector<std::string> VerlInertKeysUnder(const std::string& key) {
 }
 
 bool VerlInertKeyAccepts(const VerlInertKey& entry, const std::string& value) {
-  return entry.accepted.empty() ||
-         std::find(entry.accepted.begin(), entry.accepted.end(), value) != entry.accepted.end();
+  if (entry.accepted.empty()) return true;
+  double number = 0;
+  const bool numeric = absl::SimpleAtod(value, &number);
+  for (const std::string& accepted : entry.accepted) {
+    double accepted_number = 0;
+    if (accepted == value || (numeric && absl::SimpleAtod(accepted, &accepted_number) && accepted_number == number)) {
+      return true;
+    }
+  }
+  return false;
 }
 
 }  // namespace rollout::config

@@ -33,7 +33,7 @@ bool HasVerlInertKeysUnder(const std::string& key);
 std::vector<std::string> VerlInertKeysUnder(const std::string& key);
 
 // Whether `value` (lower-case YAML text, as VerlInertKey::accepted holds it) is one the
-// entry accepts.
+// entry accepts; numbers by value ("0." is "0").
 bool VerlInertKeyAccepts(const VerlInertKey& entry, const std::string& value);
 
 }  // namespace rollout::config

@@ -132,11 +132,12 @@ TEST_F(VerlInertKeys, ValuesThatAskForWhatIsNotHereAreErrors) {
               HasSubstr("cannot be my_reward.py here: Python reward functions cannot be loaded; use a built-in "
                         "(reward.name) or a C++ plug-in (reward.plugin) (it may be null)"));
   EXPECT_THAT(Error({"actor_rollout_ref.rollout.mode=async"}), HasSubstr("(it may be sync)"));
-  EXPECT_THAT(Error({"actor_rollout_ref.model.override_config={attention_dropout: 0.1}"}),
-              HasSubstr("verl's 'actor.model.override_config.attention_dropout' at command line "
-                        "'actor_rollout_ref.model.override_config={attention_dropout: 0.1}' cannot be set here: "
+  EXPECT_THAT(Error({"actor_rollout_ref.model.override_config={rope_theta: 5}"}),
+              HasSubstr("verl's 'actor.model.override_config.rope_theta' at command line "
+                        "'actor_rollout_ref.model.override_config={rope_theta: 5}' cannot be set here: "
                         "changing a model's HF config at load is not implemented (under "
-                        "'actor.model.override_config' only attn_implementation may be set, and is ignored)"));
+                        "'actor.model.override_config' the keys that ask for nothing here may be set, and are ignored: "
+                        "attention_dropout, attn_implementation, embd_pdrop, resid_pdrop)"));
   // A real key keeps its own checks: rollout.name's other values.
   EXPECT_THAT(Error({"actor_rollout_ref.rollout.name=trtllm"}), HasSubstr("must be one of native; got 'trtllm'"));
 }
@@ -184,6 +185,18 @@ TEST_F(VerlInertKeys, TheAttentionImplementationInOverrideConfigIsIgnored) {
   EXPECT_THAT(loaded->ignored_verl_keys[0],
               HasSubstr("verl's 'actor.model.override_config.attn_implementation' at command line"));
   EXPECT_THAT(loaded->ignored_verl_keys[1], HasSubstr("transformers' attention implementation"));
+}
+
+// verl's DAPO recipe turns the HF config's dropouts off; the models here have none.
+TEST_F(VerlInertKeys, ZeroDropoutsInOverrideConfigAreIgnored) {
+  const absl::StatusOr<LoadedRecipe> loaded =
+      Load({"+actor_rollout_ref.model.override_config.attention_dropout=0.",
+            "+actor_rollout_ref.model.override_config.embd_pdrop=0.", "+actor_rollout_ref.model.override_config.resid_pdrop=0"});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->ignored_verl_keys.size(), 3u);
+  EXPECT_THAT(Error({"+actor_rollout_ref.model.override_config.attention_dropout=0.1"}),
+              HasSubstr("cannot be 0.1 here: a dropout probability in the model's HF config; the models here apply no "
+                        "dropout (LoRA's aside), as 0 asks (it may be 0)"));
 }
 
 TEST_F(VerlInertKeys, KeysTheTableDoesNotListStayUnknown) {
@@ -275,6 +288,12 @@ TEST(VerlInertKeyTable, EntriesAcceptTheirValuesAndNameTheirGroups) {
   ASSERT_NE(tp, nullptr);
   EXPECT_TRUE(VerlInertKeyAccepts(*tp, "1"));
   EXPECT_FALSE(VerlInertKeyAccepts(*tp, "2"));
+  const VerlInertKey* dropout = FindVerlInertKey("actor.model.override_config.attention_dropout");
+  ASSERT_NE(dropout, nullptr);
+  EXPECT_TRUE(VerlInertKeyAccepts(*dropout, "0.0"));
+  EXPECT_TRUE(VerlInertKeyAccepts(*dropout, "0."));
+  EXPECT_FALSE(VerlInertKeyAccepts(*dropout, "0.1"));
+  EXPECT_FALSE(VerlInertKeyAccepts(*dropout, "none"));
   const VerlInertKey* fsdp = FindVerlInertKey("actor.fsdp_config");
   ASSERT_NE(fsdp, nullptr);
   EXPECT_TRUE(VerlInertKeyAccepts(*fsdp, "a map"));
