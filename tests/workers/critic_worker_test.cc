@@ -12,6 +12,7 @@
 
 #include "common/batch_metrics.h"
 #include "common/file_util.h"
+#include "tests/support/padded_sequences.h"
 #include "tests/support/temp_dir.h"
 
 namespace rollout::workers {
@@ -42,21 +43,8 @@ CriticWorkerSetup TinySetup() {
 // kRows sequences in verl's layout: row r has r % 2 tokens of prompt padding on the left
 // and r % 3 of response padding on the right.
 Batch Sequences() {
-  at::manual_seed(17);
-  const at::TensorOptions ints = at::TensorOptions().dtype(at::kLong);
-  at::Tensor attention = at::ones({kRows, kPrompt + kResponse}, ints);
-  for (int64_t r = 0; r < kRows; ++r) {
-    if (r % 2 == 1) attention[r][0] = 0;
-    for (int64_t c = 0; c < r % 3; ++c) attention[r][kPrompt + kResponse - 1 - c] = 0;
-  }
-  const at::Tensor input_ids = at::randint(3, 500, {kRows, kPrompt + kResponse}, ints) * attention;
-  Batch batch;
-  EXPECT_TRUE(batch.AddTensor("input_ids", input_ids).ok());
-  EXPECT_TRUE(batch.AddTensor("attention_mask", attention).ok());
-  EXPECT_TRUE(batch.AddTensor("position_ids", (attention.cumsum(1) - 1).clamp_min(0)).ok());
-  EXPECT_TRUE(batch.AddTensor("responses", input_ids.narrow(1, kPrompt, kResponse).clone()).ok());
-  EXPECT_TRUE(batch.AddTensor("response_mask", attention.narrow(1, kPrompt, kResponse).clone()).ok());
-  return batch;
+  return testing::PaddedSequences(
+      kRows, kPrompt, kResponse, [](int64_t r) { return std::make_pair(r % 2, r % 3); }, 17);
 }
 
 TEST(CriticWorker, ValuesComeFromTheActorsModelWithAValueHeadAndAreMasked) {

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/support/padded_sequences.h"
 #include "tests/support/temp_dir.h"
 #include "tests/support/tiny_reward_model.h"
 
@@ -55,23 +56,7 @@ class RewardModelWorkerTest : public ::testing::Test {
 // kRows sequences in verl's layout: row r has r tokens of prompt padding on the left and
 // r of response padding on the right.
 Batch Sequences() {
-  at::manual_seed(5);
-  const at::TensorOptions ints = at::TensorOptions().dtype(at::kLong);
-  at::Tensor attention = at::ones({kRows, kPrompt + kResponse}, ints);
-  for (int64_t r = 0; r < kRows; ++r) {
-    for (int64_t c = 0; c < r; ++c) {
-      attention[r][c] = 0;
-      attention[r][kPrompt + kResponse - 1 - c] = 0;
-    }
-  }
-  const at::Tensor input_ids = at::randint(3, 500, {kRows, kPrompt + kResponse}, ints) * attention;
-  Batch batch;
-  EXPECT_TRUE(batch.AddTensor("input_ids", input_ids).ok());
-  EXPECT_TRUE(batch.AddTensor("attention_mask", attention).ok());
-  EXPECT_TRUE(batch.AddTensor("position_ids", (attention.cumsum(1) - 1).clamp_min(0)).ok());
-  EXPECT_TRUE(batch.AddTensor("responses", input_ids.narrow(1, kPrompt, kResponse).clone()).ok());
-  EXPECT_TRUE(batch.AddTensor("response_mask", attention.narrow(1, kPrompt, kResponse).clone()).ok());
-  return batch;
+  return testing::PaddedSequences(kRows, kPrompt, kResponse, [](int64_t r) { return std::make_pair(r, r); }, 5);
 }
 
 // Row r's ids without its padding.
