@@ -109,7 +109,7 @@ int Main(const std::vector<std::string>& args) {
   flags.AddInt("update_micro", &o.update_micro, "rows per update micro-batch");
   flags.AddInt("steps", &o.steps, "timed repetitions (after one untimed)");
   flags.AddBool("activation_checkpointing", &o.activation_checkpointing,
-                "recompute each layer's MLP in the backward pass (actor.model.enable_gradient_checkpointing)");
+                "recompute each decoder layer in the backward pass (actor.model.enable_gradient_checkpointing)");
   flags.AddString("trace", &o.trace, "Chrome trace file prefix");
   if (const std::optional<int> exit_code = flags.ParseFlagsOnly(args, "score_bench")) return *exit_code;
   absl::StatusOr<c10::Device> device = OpenDevice(o.device);

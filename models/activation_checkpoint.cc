@@ -42,8 +42,11 @@ struct CheckpointFunction : public torch::autograd::Function<CheckpointFunction>
     ctx->save_for_backward({input});
     at::Tensor output;
     {
-      c10::NoGradGuard no_grad;
-      output = recomputation->piece(input);
+      // Recorded, then dropped: the piece runs as its recomputation will (code that picks
+      // its kernels by grad mode picks the same ones), so the output is what an unchecked
+      // forward gives; only one piece's activations are held at a time.
+      at::AutoGradMode grad_mode(true);
+      output = recomputation->piece(input.detach()).detach();
     }
     ctx->saved_data["recomputation"] = c10::IValue::make_capsule(std::move(recomputation));
     return output;

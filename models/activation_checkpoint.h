@@ -16,8 +16,9 @@ namespace rollout::models {
 // and of state that does not change before the backward pass (the parameters, the
 // model's training and adapter switches); it may draw random numbers (LoRA dropout):
 // the device's default generator is restored for the recomputation, so it draws the
-// same. Without grad mode, simply `piece(input)`. `piece` is copied and kept until the
-// backward pass.
+// same. It runs in grad mode both times (its graph dropped after the first run), so its
+// output is what an unchecked forward gives. Without grad mode, simply `piece(input)`.
+// `piece` is copied and kept until the backward pass.
 at::Tensor Checkpointed(const std::function<at::Tensor(const at::Tensor&)>& piece, const at::Tensor& input);
 
 }  // namespace rollout::models

@@ -12,6 +12,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/check.h"
 #include "common/file_util.h"
 #include "common/status_macros.h"
 #include "common/torch_compat.h"
@@ -305,36 +306,59 @@ at::Tensor CausalLM::Forward(const at::Tensor& input_ids, const at::Tensor& posi
     }
   }
   at::Tensor hidden = Embed(input_ids);
-  const auto [cos, sin] = rope_.CosSin(position_ids, hidden.scalar_type());
+  at::Tensor cos, sin;
+  std::tie(cos, sin) = rope_.CosSin(position_ids, hidden.scalar_type());
   const at::Tensor mask = attention_mask.defined()
                               ? CausalPaddingMask(attention_mask, hidden.scalar_type())
                               : at::Tensor();
+  // By value: checkpointed layers call these again in the backward pass.
   return DecoderStack(
       hidden,
-      [&](const DecoderLayer& layer, int64_t index, const at::Tensor& normed) {
+      [this, cos, sin, mask](const DecoderLayer& layer, int64_t index, const at::Tensor& normed) {
         return AttentionHeads(layer, index, normed, cos, sin, mask, nullptr);
       },
-      [&](const DecoderLayer& layer, const at::Tensor& normed) {
+      [this](const DecoderLayer& layer, const at::Tensor& normed) {
         return MlpActivation(layer, normed);
       });
 }
 
 at::Tensor CausalLM::ForwardStep(const at::Tensor& input_ids, const at::Tensor& positions,
                                  KvCache& cache) const {
+  // Checkpointed layers attend again in the backward pass, through a copy they own.
+  std::shared_ptr<KvCache> copy;
+  if (activation_checkpointing_ && at::GradMode::is_enabled()) {
+    copy = cache.RecomputationCopy();
+    ROLLOUT_CHECK(copy != nullptr) << "activation checkpointing attends again in the backward "
+                                      "pass, through a KvCache that stores keys";
+  }
+  KvCache* const attention = copy != nullptr ? copy.get() : &cache;
   at::Tensor hidden = Embed(input_ids);
-  const auto [cos, sin] = rope_.CosSin(positions, hidden.scalar_type());
+  at::Tensor cos, sin;
+  std::tie(cos, sin) = rope_.CosSin(positions, hidden.scalar_type());
+  // By value: checkpointed layers call these again in the backward pass.
   return DecoderStack(
       hidden,
-      [&](const DecoderLayer& layer, int64_t index, const at::Tensor& normed) {
-        return StepAttentionHeads(layer, index, normed, cos, sin, cache);
+      [this, cos, sin, attention, copy](const DecoderLayer& layer, int64_t index, const at::Tensor& normed) {
+        return StepAttentionHeads(layer, index, normed, cos, sin, *attention);
       },
-      [&](const DecoderLayer& layer, const at::Tensor& normed) {
+      [this](const DecoderLayer& layer, const at::Tensor& normed) {
         return StepMlpActivation(layer, normed);
       });
 }
 
 at::Tensor CausalLM::DecoderStack(at::Tensor hidden, const LayerHeads& heads,
                                   const LayerActivation& activation) const {
+  if (activation_checkpointing_ && at::GradMode::is_enabled()) {
+    for (size_t i = 0; i < layers_.size(); ++i) {
+      const DecoderLayer& layer = layers_[i];
+      hidden = Checkpointed(
+          [this, &layer, i, heads, activation](const at::Tensor& x) {
+            return CheckpointedLayer(layer, static_cast<int64_t>(i), x, heads, activation);
+          },
+          hidden);
+    }
+    return AddRmsNorm(hidden, at::Tensor(), norm_).second;
+  }
   at::Tensor normed;
   std::tie(hidden, normed) = AddRmsNorm(hidden, at::Tensor(), layers_.front().input_layernorm);
   for (size_t i = 0; i < layers_.size(); ++i) {
@@ -342,17 +366,19 @@ at::Tensor CausalLM::DecoderStack(at::Tensor hidden, const LayerHeads& heads,
     std::tie(hidden, normed) = AddProjectedRmsNorm(hidden, layer.o_proj, heads(layer, i, normed),
                                                    layer.post_attention_layernorm);
     const at::Tensor& next_norm = i + 1 < layers_.size() ? layers_[i + 1].input_layernorm : norm_;
-    if (activation_checkpointing_ && at::GradMode::is_enabled()) {
-      // With gradients `activation` is MlpActivation (the fused kernels serve inference).
-      const at::Tensor mlp = Checkpointed(
-          [this, &layer](const at::Tensor& x) { return Project(layer.down_proj, MlpActivation(layer, x)); }, normed);
-      std::tie(hidden, normed) = AddRmsNorm(hidden, mlp, next_norm);
-      continue;
-    }
     std::tie(hidden, normed) =
         AddProjectedRmsNorm(hidden, layer.down_proj, activation(layer, normed), next_norm);
   }
   return normed;
+}
+
+at::Tensor CausalLM::CheckpointedLayer(const DecoderLayer& layer, int64_t index,
+                                       const at::Tensor& hidden, const LayerHeads& heads,
+                                       const LayerActivation& activation) const {
+  const at::Tensor normed = AddRmsNorm(hidden, at::Tensor(), layer.input_layernorm).second;
+  const auto [mid, mid_normed] = AddProjectedRmsNorm(hidden, layer.o_proj, heads(layer, index, normed),
+                                                     layer.post_attention_layernorm);
+  return mid + Project(layer.down_proj, activation(layer, mid_normed));
 }
 
 std::vector<std::pair<std::string, const Linear*>> CausalLM::NamedLinears() const {

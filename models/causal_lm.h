@@ -101,7 +101,9 @@ class CausalLM {
                      const at::Tensor& attention_mask) const;
   // input_ids, positions [N] int64 (the step's tokens, in the order `cache` expects).
   // Returns [N, H] hidden states after the final norm. With autograd on it runs the
-  // same layers as Forward (the fused inference kernels only run without it).
+  // same layers as Forward (the fused inference kernels only run without it); with
+  // activation checkpointing as well, the layers attend through `cache`'s
+  // RecomputationCopy(), which it must have, and again in the backward pass.
   at::Tensor ForwardStep(const at::Tensor& input_ids, const at::Tensor& positions,
                          KvCache& cache) const;
   // hidden [..., H] -> logits [..., V] in the model dtype.
@@ -122,10 +124,11 @@ class CausalLM {
 
   // Dropout in adapters applies only in training mode.
   void set_training(bool training) { training_ = training; }
-  // With gradients, each layer's MLP (gate/up projection, SwiGLU, down projection: in
-  // Qwen2.5's shapes about three quarters of a layer's activations) keeps only its input
-  // and runs again in the backward pass (activation_checkpoint.h): the same gradients,
-  // less memory, one more MLP forward. Off by default.
+  // With gradients, each decoder layer keeps only its input (the residual stream) and
+  // runs again in the backward pass (activation_checkpoint.h), as verl's
+  // enable_gradient_checkpointing does: the same gradients, one more forward of the
+  // layers, and of a layer's activations only its input held between the passes.
+  // Off by default.
   void set_activation_checkpointing(bool enabled) { activation_checkpointing_ = enabled; }
   bool activation_checkpointing() const { return activation_checkpointing_; }
   void set_adapters_enabled(bool enabled) { adapters_enabled_ = enabled; }
@@ -143,8 +146,15 @@ class CausalLM {
   // MLP added to the residual stream through their output projections
   // (AddProjectedRmsNorm), each add fused with the next norm; returns the final norm's
   // output. `heads` / `activation`: AttentionHeads / MlpActivation or their Step variants.
+  // With activation checkpointing and gradients, each layer is a CheckpointedLayer and
+  // `heads` / `activation` are copied and called again in the backward pass: they must
+  // hold what they read by value (or outlive that pass).
   at::Tensor DecoderStack(at::Tensor hidden, const LayerHeads& heads,
                           const LayerActivation& activation) const;
+  // Layer `index` on the residual stream `hidden` (before its input norm): the stream
+  // after the layer's attention and MLP are added, as DecoderStack's loop computes it.
+  at::Tensor CheckpointedLayer(const DecoderLayer& layer, int64_t index, const at::Tensor& hidden,
+                               const LayerHeads& heads, const LayerActivation& activation) const;
   // A layer's attention and MLP up to their output projections (o_proj, down_proj),
   // which AddProjectedRmsNorm applies: the attention output with the heads merged
   // [..., Hq D], and silu(gate) * up [..., intermediate].

@@ -11,6 +11,7 @@
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace rollout::models {
@@ -34,6 +35,12 @@ class KvCache {
                                               double scale) {
     return at::Tensor();
   }
+
+  // A copy that attends as this cache does, for activation checkpointing (CausalLM),
+  // which runs each layer's attention again in the backward pass, possibly after this
+  // cache is gone. nullptr where AppendAndAttend stores keys, so that a second call
+  // would not repeat the first.
+  virtual std::shared_ptr<KvCache> RecomputationCopy() const { return nullptr; }
 };
 
 // B sequences that advance together: each step adds the same number T of tokens to

@@ -19,6 +19,7 @@
 #include <c10/core/Device.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "models/kv_cache.h"
@@ -49,6 +50,10 @@ class PackedSegmentAttention final : public KvCache {
   // q [N, Hq, D], k/v [N, Hkv, D] for all N tokens; nothing is stored.
   at::Tensor AppendAndAttend(int64_t layer, const at::Tensor& q, const at::Tensor& k,
                              const at::Tensor& v, double scale) override;
+  // Stores nothing: a copy sharing the segment tensors.
+  std::shared_ptr<KvCache> RecomputationCopy() const override {
+    return std::make_shared<PackedSegmentAttention>(*this);
+  }
 
  private:
   std::vector<int64_t> query_offsets_, key_offsets_;

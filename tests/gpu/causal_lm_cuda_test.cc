@@ -5,10 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <memory>
 #include <string>
 
 #include "models/causal_lm.h"
 #include "models/kv_cache.h"
+#include "models/packed_attention.h"
 #include "models/token_scores.h"
 
 namespace rollout::models {
@@ -39,29 +41,51 @@ TEST(CausalLmCuda, ForwardAndScoresMatchTheCpu) {
   EXPECT_LT((gpu_scores.entropy.cpu() - cpu_scores.entropy).abs().max().item<float>(), 1e-4);
 }
 
-// With its MLPs checkpointed (the fused differentiable kernels run again in the backward
-// pass), in bfloat16 as the actor trains: the gradients of the plain model.
-TEST(CausalLmCuda, ActivationCheckpointingGivesTheSameGradients) {
+// With its layers checkpointed (the differentiable kernels run again in the backward
+// pass), in bfloat16 as the actor trains: the plain model's output, bit for bit, and its
+// gradients — padded, and over packed segments (FlashAttention's variable-length kernel,
+// called again in the backward pass).
+TEST(CausalLmCuda, ActivationCheckpointingGivesTheSameOutputAndGradients) {
   LoadOptions options;
   options.device = c10::Device(c10::kCUDA, 0);
   options.dtype = at::kBFloat16;
-  std::map<std::string, at::Tensor> grads[2];
-  for (bool checkpointing : {false, true}) {
-    std::unique_ptr<CausalLM> model = CausalLM::Load(kFixture, options).value();
-    model->set_activation_checkpointing(checkpointing);
-    for (auto& [name, param] : model->NamedParameters()) param->set_requires_grad(true);
-    const at::Tensor ids = kIds.view({2, 6}).cuda();
-    const at::Tensor positions = at::arange(6, ids.options()).expand({2, 6});
-    const at::Tensor hidden = model->Forward(ids, positions, at::Tensor());
-    ScoreTokens(*model, hidden.narrow(1, 0, 5), ids.narrow(1, 1, 5), /*with_entropy=*/false).log_probs.sum().backward();
-    for (auto& [name, param] : model->NamedParameters()) {
-      ASSERT_TRUE(param->grad().defined()) << name;
-      grads[checkpointing][name] = param->grad().to(at::kFloat).cpu();
+  for (bool packed : {false, true}) {
+    std::map<std::string, at::Tensor> grads[2];
+    at::Tensor hidden[2];
+    for (bool checkpointing : {false, true}) {
+      std::unique_ptr<CausalLM> model = CausalLM::Load(kFixture, options).value();
+      model->set_activation_checkpointing(checkpointing);
+      for (auto& [name, param] : model->NamedParameters()) param->set_requires_grad(true);
+      const at::Tensor ids = kIds.cuda();
+      at::Tensor log_probs;
+      // Packed: a prompt of 6 tokens as its own segment and a response of 6 that sees it.
+      PackedSegmentAttention attention({0, 6, 12}, {0, 6, 18},
+                                       {0, 1, 2, 3, 4, 5, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11},
+                                       options.device);
+      if (packed) {
+        ASSERT_TRUE(PackedSegmentAttention::UsesFlashKernel(options.device, options.dtype,
+                                                            model->config().head_dim));
+        hidden[checkpointing] = model->ForwardStep(ids, at::arange(12, ids.options()), attention);
+        log_probs = ScoreTokens(*model, hidden[checkpointing].narrow(0, 5, 6).unsqueeze(0),
+                                ids.narrow(0, 6, 6).unsqueeze(0), /*with_entropy=*/false).log_probs;
+      } else {
+        const at::Tensor rows = ids.view({2, 6});
+        hidden[checkpointing] = model->Forward(rows, at::arange(6, ids.options()).expand({2, 6}), at::Tensor());
+        log_probs = ScoreTokens(*model, hidden[checkpointing].narrow(1, 0, 5), rows.narrow(1, 1, 5),
+                                /*with_entropy=*/false).log_probs;
+      }
+      log_probs.sum().backward();
+      for (auto& [name, param] : model->NamedParameters()) {
+        ASSERT_TRUE(param->grad().defined()) << name;
+        grads[checkpointing][name] = param->grad().to(at::kFloat).cpu();
+      }
     }
-  }
-  for (const auto& [name, grad] : grads[0]) {
-    const float scale = 1 + grad.abs().max().item<float>();
-    EXPECT_LT((grads[1].at(name) - grad).abs().max().item<float>(), 1e-2 * scale) << name;
+    EXPECT_TRUE(at::equal(hidden[0], hidden[1])) << (packed ? "packed" : "padded");
+    for (const auto& [name, grad] : grads[0]) {
+      const float scale = 1 + grad.abs().max().item<float>();
+      EXPECT_LT((grads[1].at(name) - grad).abs().max().item<float>(), 1e-2 * scale)
+          << name << (packed ? " packed" : " padded");
+    }
   }
 }
 
