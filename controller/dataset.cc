@@ -27,14 +27,6 @@ std::string JsonText(const json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
-absl::StatusOr<std::string> RequiredString(const json& row, const std::string& key) {
-  const auto it = row.find(key);
-  if (it == row.end()) return RowError(key, "is missing");
-  if (!it->is_string())
-    return RowError(key, absl::StrCat("must be a string, not ", it->type_name()));
-  return it->get<std::string>();
-}
-
 bool IsChatMessage(const json& message) {
   if (!message.is_object()) return false;
   const auto role = message.find("role");
@@ -43,29 +35,68 @@ bool IsChatMessage(const json& message) {
          content->is_string();
 }
 
-absl::StatusOr<Prompt> ParsePrompt(const json& row, const std::string& key) {
-  const auto it = row.find(key);
-  if (it == row.end()) return RowError(key, "is missing");
+// A value found under a key path, with the path for messages ("extra_info.question").
+struct Field {
+  const json* value;
+  std::string path;
+};
+
+// row[key], then [dict_key] for each of `dict_keys` in turn (verl's prompt_dict_keys).
+absl::StatusOr<Field> FindField(const json& row, const std::string& key,
+                                const std::vector<std::string>& dict_keys) {
+  const auto top = row.find(key);
+  if (top == row.end()) return RowError(key, "is missing");
+  Field field{&*top, key};
+  for (const std::string& name : dict_keys) {
+    if (!field.value->is_object()) {
+      return RowError(field.path, absl::StrCat("must be an object to look up \"", name,
+                                               "\" in, not ", field.value->type_name()));
+    }
+    const auto it = field.value->find(name);
+    absl::StrAppend(&field.path, ".", name);
+    if (it == field.value->end()) return RowError(field.path, "is missing");
+    field.value = &*it;
+  }
+  return field;
+}
+
+absl::StatusOr<std::string> RequiredString(const json& row, const std::string& key,
+                                           const std::vector<std::string>& dict_keys = {}) {
+  ASSIGN_OR_RETURN(const Field field, FindField(row, key, dict_keys));
+  if (!field.value->is_string()) {
+    return RowError(field.path, absl::StrCat("must be a string, not ", field.value->type_name()));
+  }
+  return field.value->get<std::string>();
+}
+
+absl::StatusOr<Prompt> ParsePrompt(const json& row, const DatasetOptions& options) {
+  ASSIGN_OR_RETURN(const Field field, FindField(row, options.prompt_key, options.prompt_dict_keys));
+  const json& value = *field.value;
   Prompt prompt;
-  if (it->is_string()) {
+  if (value.is_string()) {
     prompt.format = Prompt::Format::kText;
-    prompt.content = it->get<std::string>();
-    if (absl::StripAsciiWhitespace(prompt.content).empty()) return RowError(key, "is empty");
+    prompt.content = value.get<std::string>();
+    if (absl::StripAsciiWhitespace(prompt.content).empty()) return RowError(field.path, "is empty");
+    if (options.text_prompts_as_user_message) {
+      prompt.format = Prompt::Format::kChat;
+      prompt.content = json::array({{{"role", "user"}, {"content", prompt.content}}}).dump();
+    }
     return prompt;
   }
-  if (!it->is_array()) {
-    return RowError(key,
-                    absl::StrCat("must be text or a list of chat messages, not ", it->type_name()));
+  if (!value.is_array()) {
+    return RowError(field.path,
+                    absl::StrCat("must be text or a list of chat messages, not ", value.type_name(),
+                                 value.is_object() ? " (data.prompt_dict_keys looks inside it)" : ""));
   }
-  if (it->empty()) return RowError(key, "is an empty list of chat messages");
-  for (size_t i = 0; i < it->size(); ++i) {
-    if (!IsChatMessage((*it)[i])) {
+  if (value.empty()) return RowError(field.path, "is an empty list of chat messages");
+  for (size_t i = 0; i < value.size(); ++i) {
+    if (!IsChatMessage(value[i])) {
       return RowError(
-          key, absl::StrCat("message ", i, " is not {\"role\": string, \"content\": string}"));
+          field.path, absl::StrCat("message ", i, " is not {\"role\": string, \"content\": string}"));
     }
   }
   prompt.format = Prompt::Format::kChat;
-  prompt.content = it->dump();
+  prompt.content = value.dump();
   return prompt;
 }
 
@@ -88,7 +119,7 @@ absl::StatusOr<std::string> ParseGroundTruth(const json& row) {
 
 absl::StatusOr<PromptExample> ParsePromptRow(const json& row, const DatasetOptions& options) {
   PromptExample example;
-  ASSIGN_OR_RETURN(example.prompt, ParsePrompt(row, options.prompt_key));
+  ASSIGN_OR_RETURN(example.prompt, ParsePrompt(row, options));
   ASSIGN_OR_RETURN(example.ground_truth, ParseGroundTruth(row));
   if (row.contains(options.reward_fn_key)) {
     ASSIGN_OR_RETURN(example.data_source, RequiredString(row, options.reward_fn_key));
@@ -106,15 +137,16 @@ absl::StatusOr<PromptExample> ParsePromptRow(const json& row, const DatasetOptio
 
 absl::StatusOr<SftExample> ParseSftRow(const json& row, const DatasetOptions& options) {
   SftExample example;
-  ASSIGN_OR_RETURN(example.prompt, ParsePrompt(row, options.prompt_key));
-  ASSIGN_OR_RETURN(example.response, RequiredString(row, "response"));
+  ASSIGN_OR_RETURN(example.prompt, ParsePrompt(row, options));
+  ASSIGN_OR_RETURN(example.response,
+                   RequiredString(row, options.response_key, options.response_dict_keys));
   return example;
 }
 
 absl::StatusOr<PreferenceExample> ParsePreferenceRow(const json& row,
                                                      const DatasetOptions& options) {
   PreferenceExample example;
-  ASSIGN_OR_RETURN(example.prompt, ParsePrompt(row, options.prompt_key));
+  ASSIGN_OR_RETURN(example.prompt, ParsePrompt(row, options));
   ASSIGN_OR_RETURN(example.chosen, RequiredString(row, "chosen"));
   ASSIGN_OR_RETURN(example.rejected, RequiredString(row, "rejected"));
   return example;

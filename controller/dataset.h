@@ -7,10 +7,12 @@
 //   SFT pairs         {"prompt": ..., "response": "..."}
 //   preference rows   {"prompt": ..., "chosen": "...", "rejected": "..."}   (DPO)
 //
-// A prompt is either raw text, used as is (no chat template), or chat messages: a
-// non-empty JSON array of {"role": "...", "content": "..."} objects, which the
-// rollout worker renders with the model's chat template. verl's layout loads too:
-// the prompt sits under DatasetOptions::prompt_key, the data source under
+// A prompt is either raw text, used as is (no chat template) unless
+// DatasetOptions::text_prompts_as_user_message makes it one user message, or chat
+// messages: a non-empty JSON array of {"role": "...", "content": "..."} objects, which
+// the rollout worker renders with the model's chat template. verl's layout loads too:
+// the prompt sits under DatasetOptions::prompt_key (then prompt_dict_keys), an SFT
+// response under response_key (then response_dict_keys), the data source under
 // reward_fn_key, and the ground truth is top-level "ground_truth" or
 // "reward_model": {"ground_truth": ...}. A ground truth that is not a JSON string
 // (a number, countdown's {"target": 98, "numbers": [44, 19, 35]}) is kept as its
@@ -64,10 +66,17 @@ struct PreferenceExample {
   std::string where;
 };
 
-// The recipe's data.prompt_key, data.reward_fn_key and data.skip_bad_rows.
+// The recipe's data.* keys of the same names (text_prompts_as_user_message:
+// data.text_prompts=user_message).
 struct DatasetOptions {
   std::string prompt_key = "prompt";
+  // Keys looked up one after another in the value under prompt_key: {"extra_info"} with
+  // {"question"} reads row["extra_info"]["question"].
+  std::vector<std::string> prompt_dict_keys;
+  std::string response_key = "response";  // SFT pairs only
+  std::vector<std::string> response_dict_keys;
   std::string reward_fn_key = "data_source";  // prompt rows only
+  bool text_prompts_as_user_message = false;
   bool skip_bad_rows = false;
 };
 
@@ -89,7 +98,7 @@ absl::Status CheckDataFile(const std::string& file, const std::string& key);
 // object) are optional. InvalidArgument also when `files` is empty.
 absl::StatusOr<Dataset<PromptExample>> LoadPromptDataset(const std::vector<std::string>& files,
                                                          const DatasetOptions& options);
-// Each row requires the prompt and a "response" string.
+// Each row requires the prompt and the response, a string.
 absl::StatusOr<Dataset<SftExample>> LoadSftDataset(const std::vector<std::string>& files,
                                                    const DatasetOptions& options);
 // Each row requires the prompt and "chosen" and "rejected" strings.

@@ -7,7 +7,12 @@ namespace rollout::controller {
 DatasetOptions DatasetOptionsFrom(const config::DataConfig& data) {
   DatasetOptions options;
   options.prompt_key = data.prompt_key();
+  options.prompt_dict_keys.assign(data.prompt_dict_keys().begin(), data.prompt_dict_keys().end());
+  options.response_key = data.response_key();
+  options.response_dict_keys.assign(data.response_dict_keys().begin(),
+                                    data.response_dict_keys().end());
   options.reward_fn_key = data.reward_fn_key();
+  options.text_prompts_as_user_message = data.text_prompts() == "user_message";
   options.skip_bad_rows = data.skip_bad_rows();
   return options;
 }

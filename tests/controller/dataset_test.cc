@@ -129,6 +129,9 @@ TEST(PromptDataset, BadRowsAreErrorsNamingFileAndLine) {
       {R"({"prompt": 5, "ground_truth": "g"})",
        "rows.jsonl:3: \"prompt\" must be text or a list of chat messages, not number"},
       {R"({"prompt": "  ", "ground_truth": "g"})", "rows.jsonl:3: \"prompt\" is empty"},
+      {R"({"prompt": {"text": "p"}, "ground_truth": "g"})",
+       "rows.jsonl:3: \"prompt\" must be text or a list of chat messages, not object "
+       "(data.prompt_dict_keys looks inside it)"},
       {R"({"prompt": [], "ground_truth": "g"})",
        "rows.jsonl:3: \"prompt\" is an empty list of chat messages"},
       {R"({"prompt": [{"role": "user"}], "ground_truth": "g"})",
@@ -256,6 +259,77 @@ TEST(SftDataset, ResponseMustBeAString) {
   const absl::StatusOr<Dataset<SftExample>> dataset = LoadSftDataset({path}, {});
   EXPECT_EQ(dataset.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(dataset.status().message(), path + ":1: \"response\" must be a string, not number");
+}
+
+// verl's GSM8K SFT example: data.prompt_key=extra_info data.response_key=extra_info
+// +data.prompt_dict_keys=['question'] +data.response_dict_keys=['answer'].
+TEST(SftDataset, ReadsVerlsGsm8kPairsThroughDictKeys) {
+  DatasetOptions options;
+  options.prompt_key = "extra_info";
+  options.prompt_dict_keys = {"question"};
+  options.response_key = "extra_info";
+  options.response_dict_keys = {"answer"};
+  const std::string parquet = "tests/data/parquet/gsm8k_verl.parquet";
+  const absl::StatusOr<Dataset<SftExample>> dataset = LoadSftDataset({parquet}, options);
+  ASSERT_TRUE(dataset.ok()) << dataset.status();
+  ASSERT_EQ(dataset->examples.size(), 3u);
+  const SftExample& first = dataset->examples[0];
+  EXPECT_EQ(first.prompt.format, Prompt::Format::kText);
+  EXPECT_THAT(first.prompt.content, ::testing::StartsWith("Natalia sold clips"));
+  EXPECT_THAT(first.response, ::testing::EndsWith("#### 72"));
+}
+
+TEST(SftDataset, ResponseKeyNamesTheResponse) {
+  TempDir dir("dataset");
+  DatasetOptions options;
+  options.prompt_key = "question";
+  options.response_key = "answer";
+  const std::string path = dir.Write("sft.jsonl", R"({"question": "2+2=", "answer": "4"})");
+  const Dataset<SftExample> dataset = LoadSftDataset({path}, options).value();
+  ASSERT_EQ(dataset.examples.size(), 1u);
+  EXPECT_EQ(dataset.examples[0].prompt.content, "2+2=");
+  EXPECT_EQ(dataset.examples[0].response, "4");
+}
+
+TEST(SftDataset, AMissingOrNonObjectStepOfADictKeyPathIsNamed) {
+  TempDir dir("dataset");
+  DatasetOptions options;
+  options.prompt_key = "extra_info";
+  options.prompt_dict_keys = {"question"};
+  options.response_key = "extra_info";
+  options.response_dict_keys = {"answer", "text"};
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"extra_info": {"question": "q"}})", ":1: \"extra_info.answer\" is missing"},
+      {R"({"extra_info": "q"})",
+       ":1: \"extra_info\" must be an object to look up \"question\" in, not string"},
+      {R"({"extra_info": {"question": "q", "answer": [1]}})",
+       ":1: \"extra_info.answer\" must be an object to look up \"text\" in, not array"},
+      {R"({"extra_info": {"question": "q", "answer": {"text": 4}}})",
+       ":1: \"extra_info.answer.text\" must be a string, not number"},
+      {R"({"extra_info": {"question": " ", "answer": {"text": "4"}}})",
+       ":1: \"extra_info.question\" is empty"},
+  };
+  for (const auto& [row, expected] : cases) {
+    const std::string path = dir.Write("sft.jsonl", row);
+    EXPECT_EQ(LoadSftDataset({path}, options).status().message(), path + expected) << row;
+  }
+}
+
+// data.text_prompts=user_message: verl's SFT trainer renders a text prompt as one user
+// message; chat prompts stay as they are.
+TEST(PromptDataset, TextPromptsAsUserMessagesBecomeOneUserMessage) {
+  DatasetOptions options;
+  options.text_prompts_as_user_message = true;
+  const Dataset<PromptExample> dataset =
+      LoadPrompts(R"({"prompt": "2+2=", "ground_truth": "4"})"
+                  "\n"
+                  R"({"prompt": [{"role": "system", "content": "Be brief."}], "ground_truth": "4"})",
+                  options)
+          .value();
+  ASSERT_EQ(dataset.examples.size(), 2u);
+  EXPECT_EQ(dataset.examples[0].prompt.format, Prompt::Format::kChat);
+  EXPECT_EQ(dataset.examples[0].prompt.content, R"([{"content":"2+2=","role":"user"}])");
+  EXPECT_EQ(dataset.examples[1].prompt.content, R"([{"content":"Be brief.","role":"system"}])");
 }
 
 TEST(PreferenceDataset, LoadsPromptChosenRejected) {

@@ -38,5 +38,25 @@ TEST(SftTrain, ValidationLossFallsOverAFewSteps) {
   }
 }
 
+// verl's GSM8K SFT example's data keys on its Parquet rows: the question and the answer
+// read from extra_info, the question rendered as a user chat message as verl renders it.
+TEST(SftTrain, TrainsOnVerlsGsm8kRowsThroughItsSftDataKeys) {
+  testing::TempDir dir("sft_verl_keys");
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  const std::string parquet = source + "/tests/data/parquet/gsm8k_verl.parquet";
+  const testing::CommandResult train = RolloutIn(
+      dir.path(), {"train", source + "/recipes/sft_tiny.yaml", "data.train_files=[" + parquet + "]",
+                   "data.val_files=[" + parquet + "]", "data.prompt_key=extra_info",
+                   "data.response_key=extra_info", "\"+data.prompt_dict_keys=['question']\"",
+                   "\"+data.response_dict_keys=['answer']\"", "data.text_prompts=user_message",
+                   "data.max_prompt_length=256", "data.max_response_length=512", "data.train_batch_size=3",
+                   "actor.model.path=" + source + "/tests/data/tiny-qwen2", "trainer.total_training_steps=3",
+                   "trainer.test_freq=3"});
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  const std::vector<nlohmann::json> steps = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/sft_arith/metrics.jsonl"));
+  ASSERT_EQ(steps.size(), 4u) << train.output;  // validation before training, then three steps
+  EXPECT_LT(steps[3]["val/loss"].get<double>(), steps[0]["val/loss"].get<double>()) << train.output;
+}
+
 }  // namespace
 }  // namespace rollout
