@@ -1,5 +1,6 @@
 #include "controller/dataset.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 #include <utility>
 
@@ -33,6 +34,17 @@ bool IsChatMessage(const json& message) {
   const auto content = message.find("content");
   return role != message.end() && role->is_string() && content != message.end() &&
          content->is_string();
+}
+
+// `messages` (found under `path`) is a non-empty array of chat messages.
+absl::Status CheckChatMessages(const json& messages, const std::string& path) {
+  if (messages.empty()) return RowError(path, "is an empty list of chat messages");
+  for (size_t i = 0; i < messages.size(); ++i) {
+    if (!IsChatMessage(messages[i])) {
+      return RowError(path, absl::StrCat("message ", i, " is not {\"role\": string, \"content\": string}"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 // A value found under a key path, with the path for messages ("extra_info.question").
@@ -88,13 +100,7 @@ absl::StatusOr<Prompt> ParsePrompt(const json& row, const DatasetOptions& option
                     absl::StrCat("must be text or a list of chat messages, not ", value.type_name(),
                                  value.is_object() ? " (data.prompt_dict_keys looks inside it)" : ""));
   }
-  if (value.empty()) return RowError(field.path, "is an empty list of chat messages");
-  for (size_t i = 0; i < value.size(); ++i) {
-    if (!IsChatMessage(value[i])) {
-      return RowError(
-          field.path, absl::StrCat("message ", i, " is not {\"role\": string, \"content\": string}"));
-    }
-  }
+  RETURN_IF_ERROR(CheckChatMessages(value, field.path));
   prompt.format = Prompt::Format::kChat;
   prompt.content = value.dump();
   return prompt;
@@ -137,10 +143,27 @@ absl::StatusOr<PromptExample> ParsePromptRow(const json& row, const DatasetOptio
 
 absl::StatusOr<SftExample> ParseSftRow(const json& row, const DatasetOptions& options) {
   SftExample example;
+  if (!row.contains(options.prompt_key) && row.contains(options.messages_key)) {
+    return RowError(options.prompt_key, absl::StrCat("is missing; the row holds a conversation under \"",
+                                                     options.messages_key, "\" (data.multiturn.enable=true trains on it)"));
+  }
   ASSIGN_OR_RETURN(example.prompt, ParsePrompt(row, options));
   ASSIGN_OR_RETURN(example.response,
                    RequiredString(row, options.response_key, options.response_dict_keys));
   return example;
+}
+
+absl::StatusOr<ConversationExample> ParseConversationRow(const json& row,
+                                                         const DatasetOptions& options) {
+  ASSIGN_OR_RETURN(const Field field, FindField(row, options.messages_key, {}));
+  if (!field.value->is_array()) {
+    return RowError(field.path, absl::StrCat("must be a list of chat messages, not ", field.value->type_name()));
+  }
+  RETURN_IF_ERROR(CheckChatMessages(*field.value, field.path));
+  const bool answered = std::any_of(field.value->begin(), field.value->end(),
+                                    [](const json& message) { return message["role"] == "assistant"; });
+  if (!answered) return RowError(field.path, "has no assistant message to train on");
+  return ConversationExample{field.value->dump(), ""};
 }
 
 absl::StatusOr<PreferenceExample> ParsePreferenceRow(const json& row,
@@ -200,6 +223,11 @@ absl::StatusOr<Dataset<PromptExample>> LoadPromptDataset(const std::vector<std::
 absl::StatusOr<Dataset<SftExample>> LoadSftDataset(const std::vector<std::string>& files,
                                                    const DatasetOptions& options) {
   return LoadDataset<SftExample>(files, options, ParseSftRow);
+}
+
+absl::StatusOr<Dataset<ConversationExample>> LoadConversationDataset(
+    const std::vector<std::string>& files, const DatasetOptions& options) {
+  return LoadDataset<ConversationExample>(files, options, ParseConversationRow);
 }
 
 absl::StatusOr<Dataset<PreferenceExample>> LoadPreferenceDataset(

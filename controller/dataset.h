@@ -5,6 +5,7 @@
 //   prompt rows       {"prompt": ..., "data_source": "...", "ground_truth": ...,
 //                      "extra_info": {...}}                        (RL: PPO, GRPO)
 //   SFT pairs         {"prompt": ..., "response": "..."}
+//   conversations     {"messages": [{"role": "user", "content": "..."}, ...]}   (SFT)
 //   preference rows   {"prompt": ..., "chosen": "...", "rejected": "..."}   (DPO)
 //
 // A prompt is either raw text, used as is (no chat template) unless
@@ -59,6 +60,12 @@ struct SftExample {
   std::string where;
 };
 
+// A conversation for multi-turn SFT: chat messages, at least one from the assistant.
+struct ConversationExample {
+  std::string messages;  // the messages' JSON array as compact text
+  std::string where;
+};
+
 struct PreferenceExample {
   Prompt prompt;
   std::string chosen;
@@ -67,7 +74,7 @@ struct PreferenceExample {
 };
 
 // The recipe's data.* keys of the same names (text_prompts_as_user_message:
-// data.text_prompts=user_message).
+// data.text_prompts=user_message; messages_key: data.multiturn.messages_key).
 struct DatasetOptions {
   std::string prompt_key = "prompt";
   // Keys looked up one after another in the value under prompt_key: {"extra_info"} with
@@ -77,6 +84,7 @@ struct DatasetOptions {
   std::vector<std::string> response_dict_keys;
   std::string reward_fn_key = "data_source";  // prompt rows only
   bool text_prompts_as_user_message = false;
+  std::string messages_key = "messages";  // conversations only
   bool skip_bad_rows = false;
 };
 
@@ -101,6 +109,9 @@ absl::StatusOr<Dataset<PromptExample>> LoadPromptDataset(const std::vector<std::
 // Each row requires the prompt and the response, a string.
 absl::StatusOr<Dataset<SftExample>> LoadSftDataset(const std::vector<std::string>& files,
                                                    const DatasetOptions& options);
+// Each row requires chat messages under messages_key, one of them an assistant's.
+absl::StatusOr<Dataset<ConversationExample>> LoadConversationDataset(
+    const std::vector<std::string>& files, const DatasetOptions& options);
 // Each row requires the prompt and "chosen" and "rejected" strings.
 absl::StatusOr<Dataset<PreferenceExample>> LoadPreferenceDataset(
     const std::vector<std::string>& files, const DatasetOptions& options);

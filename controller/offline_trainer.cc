@@ -22,16 +22,22 @@ int64_t RowCount(const std::map<std::string, std::vector<std::string>>& columns)
 
 }  // namespace
 
-absl::StatusOr<OfflineTrainer::Columns> OfflineTrainer::Load(const std::vector<std::string>& files) const {
+absl::StatusOr<OfflineTrainer::Columns> OfflineTrainer::Load(const std::vector<std::string>& files,
+                                                             const std::string& which) const {
   const DatasetOptions options = DatasetOptionsFrom(recipe_.data());
   Columns columns;
-  if (recipe_.trainer().mode() == "sft") {
+  if (recipe_.trainer().mode() == "sft" && recipe_.data().multiturn().enable()) {
+    ASSIGN_OR_RETURN(const Dataset<ConversationExample> data, LoadConversationDataset(files, options));
+    for (const ConversationExample& example : data.examples) columns["messages"].push_back(example.messages);
+    LogSkippedRows(data, which);
+  } else if (recipe_.trainer().mode() == "sft") {
     ASSIGN_OR_RETURN(const Dataset<SftExample> data, LoadSftDataset(files, options));
     for (const SftExample& example : data.examples) {
       columns["prompt"].push_back(example.prompt.content);
       columns["prompt_format"].push_back(FormatName(example.prompt));
       columns["response"].push_back(example.response);
     }
+    LogSkippedRows(data, which);
   } else {
     ASSIGN_OR_RETURN(const Dataset<PreferenceExample> data, LoadPreferenceDataset(files, options));
     for (const PreferenceExample& example : data.examples) {
@@ -40,6 +46,7 @@ absl::StatusOr<OfflineTrainer::Columns> OfflineTrainer::Load(const std::vector<s
       columns["chosen"].push_back(example.chosen);
       columns["rejected"].push_back(example.rejected);
     }
+    LogSkippedRows(data, which);
   }
   return columns;
 }
@@ -98,9 +105,9 @@ absl::StatusOr<std::unique_ptr<OfflineTrainer>> OfflineTrainer::Prepare(const co
   std::unique_ptr<OfflineTrainer> trainer(new OfflineTrainer(recipe, policy));
   trainer->update_method_ = mode == "sft" ? "actor.sft_update" : "actor.dpo_update";
   trainer->eval_method_ = mode == "sft" ? "actor.sft_loss" : "actor.dpo_eval";
-  ASSIGN_OR_RETURN(trainer->train_, trainer->Load(Files(recipe.data().train_files())));
+  ASSIGN_OR_RETURN(trainer->train_, trainer->Load(Files(recipe.data().train_files()), "training"));
   if (recipe.data().val_files_size() > 0) {
-    ASSIGN_OR_RETURN(trainer->val_, trainer->Load(Files(recipe.data().val_files())));
+    ASSIGN_OR_RETURN(trainer->val_, trainer->Load(Files(recipe.data().val_files()), "validation"));
   }
   DataLoaderOptions loader;
   loader.batch_size = recipe.data().train_batch_size();

@@ -1,6 +1,7 @@
 // The loops that learn from a fixed dataset rather than from rollouts:
-//   trainer.mode sft  prompt/response pairs (verl's SFT trainer): actor.sft_update, one
-//                     optimizer step per batch on the response tokens' NLL;
+//   trainer.mode sft  prompt/response pairs (verl's SFT trainer), or conversations with
+//                     data.multiturn.enable: actor.sft_update, one optimizer step per
+//                     batch on the response (assistant) tokens' NLL;
 //   trainer.mode dpo  preference pairs (TRL's DPOTrainer): actor.dpo_update.
 // Each step takes data.train_batch_size rows of data.train_files, splits them over the
 // actor workers and logs what they report (train/loss, train/grad_norm, train/lr, and
@@ -55,14 +56,16 @@ class OfflineTrainer {
   int64_t global_step() const { return global_step_; }
 
  private:
-  // A dataset as string columns (prompt, prompt_format, and response or chosen/rejected).
+  // A dataset as string columns (prompt, prompt_format, and response or chosen/rejected;
+  // messages for conversations).
   using Columns = std::map<std::string, std::vector<std::string>>;
 
   OfflineTrainer(const config::Recipe& recipe, WorkerGroup* policy) : recipe_(recipe), policy_(policy) {}
   // Loads the data and plans the steps; initialises no worker.
   static absl::StatusOr<std::unique_ptr<OfflineTrainer>> Prepare(const config::Recipe& recipe,
                                                                  WorkerGroup* policy);
-  absl::StatusOr<Columns> Load(const std::vector<std::string>& files) const;
+  // `which` ("training", "validation") names the set when bad rows were skipped.
+  absl::StatusOr<Columns> Load(const std::vector<std::string>& files, const std::string& which) const;
   absl::StatusOr<Batch> Rows(const Columns& data, const std::vector<int64_t>& indices) const;
 
   // One training step (global_step_ + 1): its metrics.

@@ -106,12 +106,10 @@ absl::StatusOr<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(const PpoTrainerS
   trainer->rollout_weights_stale_ = groups.rollout != groups.policy;
   const DatasetOptions options = DatasetOptionsFrom(recipe.data());
   ASSIGN_OR_RETURN(trainer->train_, LoadPromptDataset(Files(recipe.data().train_files()), options));
-  if (trainer->train_.skipped_rows > 0) {
-    ROLLOUT_LOG(WARNING) << "skipped " << trainer->train_.skipped_rows
-                         << " bad training rows (data.skip_bad_rows); the first: " << trainer->train_.first_skipped;
-  }
+  LogSkippedRows(trainer->train_, "training");
   if (recipe.data().val_files_size() > 0) {
     ASSIGN_OR_RETURN(trainer->val_, LoadPromptDataset(Files(recipe.data().val_files()), options));
+    LogSkippedRows(trainer->val_, "validation");
   }
   if (recipe.data().filter_overlong_prompts()) {
     const int64_t max_length = recipe.data().max_prompt_length();

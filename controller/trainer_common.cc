@@ -1,6 +1,7 @@
 #include "controller/trainer_common.h"
 
 #include "absl/strings/str_cat.h"
+#include "common/logging.h"
 
 namespace rollout::controller {
 
@@ -13,12 +14,19 @@ DatasetOptions DatasetOptionsFrom(const config::DataConfig& data) {
                                     data.response_dict_keys().end());
   options.reward_fn_key = data.reward_fn_key();
   options.text_prompts_as_user_message = data.text_prompts() == "user_message";
+  options.messages_key = data.multiturn().messages_key();
   options.skip_bad_rows = data.skip_bad_rows();
   return options;
 }
 
 std::vector<std::string> Files(const google::protobuf::RepeatedPtrField<std::string>& files) {
   return std::vector<std::string>(files.begin(), files.end());
+}
+
+void LogSkippedRows(int64_t skipped_rows, const std::string& first_skipped, const std::string& which) {
+  if (skipped_rows == 0) return;
+  ROLLOUT_LOG(WARNING) << "skipped " << skipped_rows << " bad " << which
+                       << " rows (data.skip_bad_rows); the first: " << first_skipped;
 }
 
 int64_t TotalTrainingSteps(const config::TrainerConfig& trainer, int64_t steps_per_epoch) {

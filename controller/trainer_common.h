@@ -18,6 +18,14 @@ namespace rollout::controller {
 DatasetOptions DatasetOptionsFrom(const config::DataConfig& data);
 std::vector<std::string> Files(const google::protobuf::RepeatedPtrField<std::string>& files);
 
+// A warning with the count and the first of the bad rows data.skip_bad_rows left out of
+// the `which` ("training", "validation") set; nothing when none was.
+void LogSkippedRows(int64_t skipped_rows, const std::string& first_skipped, const std::string& which);
+template <typename Example>
+void LogSkippedRows(const Dataset<Example>& dataset, const std::string& which) {
+  LogSkippedRows(dataset.skipped_rows, dataset.first_skipped, which);
+}
+
 // trainer.total_training_steps when set, else total_epochs x steps_per_epoch (verl's rule).
 int64_t TotalTrainingSteps(const config::TrainerConfig& trainer, int64_t steps_per_epoch);
 

@@ -11,9 +11,10 @@
 
 namespace rollout::workers {
 
-absl::StatusOr<std::vector<int32_t>> TruncatePrompt(std::vector<int32_t> ids, int64_t max_length,
+absl::StatusOr<std::vector<int32_t>> TruncateTokens(std::vector<int32_t> ids, int64_t max_length,
+                                                    const std::string& limit_key,
                                                     const std::string& truncation,
-                                                    const std::string& where) {
+                                                    const std::string& what) {
   const int64_t length = static_cast<int64_t>(ids.size());
   if (length <= max_length) return ids;
   if (truncation == "left") return std::vector<int32_t>(ids.end() - max_length, ids.end());
@@ -25,9 +26,9 @@ absl::StatusOr<std::vector<int32_t>> TruncatePrompt(std::vector<int32_t> ids, in
     return kept;
   }
   if (truncation == "error") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        where, ": the prompt has ", length, " tokens, more than data.max_prompt_length (", max_length,
-        "); raise it, or set data.truncation to left, right or middle"));
+    return absl::InvalidArgumentError(absl::StrCat(what, " has ", length, " tokens, more than ", limit_key,
+                                                   " (", max_length,
+                                                   "); raise it, or set data.truncation to left, right or middle"));
   }
   return absl::InvalidArgumentError(
       absl::StrCat("unknown data.truncation '", truncation, "'; expected error, left, right or middle"));
@@ -38,7 +39,8 @@ absl::StatusOr<std::vector<int32_t>> EncodePrompt(const models::Tokenizer& token
                                                   const PromptEncoding& encoding,
                                                   const std::string& where) {
   ASSIGN_OR_RETURN(std::vector<int32_t> ids, EncodeWholePrompt(tokenizer, prompt, is_chat, where));
-  return TruncatePrompt(std::move(ids), encoding.max_prompt_length, encoding.truncation, where);
+  return TruncateTokens(std::move(ids), encoding.max_prompt_length, "data.max_prompt_length",
+                        encoding.truncation, where + ": the prompt");
 }
 
 absl::StatusOr<std::vector<int32_t>> EncodeWholePrompt(const models::Tokenizer& tokenizer,

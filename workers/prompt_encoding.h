@@ -46,10 +46,12 @@ absl::StatusOr<std::unique_ptr<models::Tokenizer>> LoadActorTokenizer(const conf
 // format or prompt.
 absl::StatusOr<Batch> PromptLengths(const models::Tokenizer& tokenizer, const Batch& input);
 
-// Shortens `ids` to `max_length` as `truncation` says (InvalidArgument for "error" or an
-// unknown mode when it is too long).
-absl::StatusOr<std::vector<int32_t>> TruncatePrompt(std::vector<int32_t> ids, int64_t max_length,
+// Shortens `ids` to `max_length`, the recipe's `limit_key`, as `truncation` says; with
+// "error" (or an unknown mode) when it is too long, InvalidArgument "WHAT has N tokens,
+// more than LIMIT_KEY (MAX)..." (`what`: "prompt 7: the prompt").
+absl::StatusOr<std::vector<int32_t>> TruncateTokens(std::vector<int32_t> ids, int64_t max_length,
+                                                    const std::string& limit_key,
                                                     const std::string& truncation,
-                                                    const std::string& where);
+                                                    const std::string& what);
 
 }  // namespace rollout::workers

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/check.h"
 #include "common/status_macros.h"
 
 namespace rollout::workers {
@@ -10,37 +11,53 @@ namespace rollout::workers {
 absl::StatusOr<PolicyBatch> BuildSftBatch(const models::Tokenizer& tokenizer, const SftRows& rows,
                                           const PromptEncoding& encoding,
                                           int64_t max_response_length) {
-  const int64_t count = static_cast<int64_t>(rows.prompts.size());
   if (rows.formats.size() != rows.prompts.size() || rows.responses.size() != rows.prompts.size()) {
     return absl::InvalidArgumentError("sft rows: prompt, prompt_format and response columns differ in length");
   }
-  const int64_t p = encoding.max_prompt_length;
-  const int64_t r = max_response_length;
-  const int32_t pad = tokenizer.pad_token_id().value_or(0);
-  at::Tensor ids = at::full({count, p + r}, pad, at::kLong);
-  at::Tensor mask = at::zeros({count, p + r}, at::kLong);
-  auto ids_a = ids.accessor<int64_t, 2>();
-  auto mask_a = mask.accessor<int64_t, 2>();
-  for (int64_t row = 0; row < count; ++row) {
-    const size_t i = static_cast<size_t>(row);
-    const std::string where = absl::StrCat("sft row ", row);
+  std::vector<SftRowTokens> tokens(rows.prompts.size());
+  for (size_t i = 0; i < rows.prompts.size(); ++i) {
+    const std::string where = absl::StrCat("sft row ", i);
     if (rows.formats[i] != "text" && rows.formats[i] != "chat") {
       return absl::InvalidArgumentError(absl::StrCat(where, ": prompt_format '", rows.formats[i], "'"));
     }
-    ASSIGN_OR_RETURN(const std::vector<int32_t> prompt,
+    ASSIGN_OR_RETURN(tokens[i].prompt,
                      EncodePrompt(tokenizer, rows.prompts[i], rows.formats[i] == "chat", encoding, where));
     std::vector<int32_t> response = tokenizer.Encode(rows.responses[i]);
     if (!tokenizer.eos_token_ids().empty()) response.push_back(tokenizer.eos_token_ids().front());
-    ASSIGN_OR_RETURN(response, TruncatePrompt(std::move(response), r, encoding.truncation,
-                                              absl::StrCat(where, " (response)")));
-    const int64_t offset = p - static_cast<int64_t>(prompt.size());
-    for (size_t t = 0; t < prompt.size(); ++t) {
-      ids_a[row][offset + static_cast<int64_t>(t)] = prompt[t];
-      mask_a[row][offset + static_cast<int64_t>(t)] = 1;
+    ASSIGN_OR_RETURN(tokens[i].response,
+                     TruncateTokens(std::move(response), max_response_length, "data.max_response_length",
+                                    encoding.truncation, absl::StrCat(where, ": the response")));
+    tokens[i].counted.assign(tokens[i].response.size(), 1);
+  }
+  return LayOutSftRows(tokens, encoding.max_prompt_length, max_response_length,
+                       tokenizer.pad_token_id().value_or(0));
+}
+
+PolicyBatch LayOutSftRows(const std::vector<SftRowTokens>& rows, int64_t max_prompt_length,
+                          int64_t max_response_length, int32_t pad_id) {
+  const int64_t count = static_cast<int64_t>(rows.size());
+  const int64_t p = max_prompt_length;
+  const int64_t r = max_response_length;
+  at::Tensor ids = at::full({count, p + r}, pad_id, at::kLong);
+  at::Tensor mask = at::zeros({count, p + r}, at::kLong);
+  at::Tensor counted = at::zeros({count, r}, at::kLong);
+  auto ids_a = ids.accessor<int64_t, 2>();
+  auto mask_a = mask.accessor<int64_t, 2>();
+  auto counted_a = counted.accessor<int64_t, 2>();
+  for (int64_t row = 0; row < count; ++row) {
+    const SftRowTokens& tokens = rows[static_cast<size_t>(row)];
+    const int64_t prompt_length = static_cast<int64_t>(tokens.prompt.size());
+    const int64_t response_length = static_cast<int64_t>(tokens.response.size());
+    ROLLOUT_CHECK(prompt_length <= p && response_length <= r && tokens.counted.size() == tokens.response.size())
+        << "sft row " << row << " does not fit its layout";
+    for (int64_t t = 0; t < prompt_length; ++t) {
+      ids_a[row][p - prompt_length + t] = tokens.prompt[static_cast<size_t>(t)];
+      mask_a[row][p - prompt_length + t] = 1;
     }
-    for (size_t t = 0; t < response.size(); ++t) {
-      ids_a[row][p + static_cast<int64_t>(t)] = response[t];
-      mask_a[row][p + static_cast<int64_t>(t)] = 1;
+    for (int64_t t = 0; t < response_length; ++t) {
+      ids_a[row][p + t] = tokens.response[static_cast<size_t>(t)];
+      mask_a[row][p + t] = 1;
+      counted_a[row][t] = tokens.counted[static_cast<size_t>(t)];
     }
   }
   PolicyBatch batch;
@@ -48,7 +65,7 @@ absl::StatusOr<PolicyBatch> BuildSftBatch(const models::Tokenizer& tokenizer, co
   batch.attention_mask = mask;
   batch.position_ids = (mask.cumsum(1) - 1).clamp_min(0);
   batch.responses = ids.narrow(1, p, r).clone();
-  batch.response_mask = mask.narrow(1, p, r).clone();
+  batch.response_mask = counted;
   return batch;
 }
 

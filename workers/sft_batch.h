@@ -27,4 +27,17 @@ absl::StatusOr<PolicyBatch> BuildSftBatch(const models::Tokenizer& tokenizer, co
                                           const PromptEncoding& encoding,
                                           int64_t max_response_length);
 
+// One SFT row's tokens, already within the lengths LayOutSftRows is given.
+struct SftRowTokens {
+  std::vector<int32_t> prompt;
+  std::vector<int32_t> response;
+  std::vector<uint8_t> counted;  // per response token: 1 when the loss counts it
+};
+
+// The rows in verl's layout: each prompt left-padded to `max_prompt_length`, each
+// response right-padded to `max_response_length` (padding `pad_id`); attention_mask 1 on
+// every token, response_mask 1 on the counted ones.
+PolicyBatch LayOutSftRows(const std::vector<SftRowTokens>& rows, int64_t max_prompt_length,
+                          int64_t max_response_length, int32_t pad_id);
+
 }  // namespace rollout::workers

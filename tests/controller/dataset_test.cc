@@ -1,4 +1,4 @@
-// JSON-lines and Parquet datasets: the three row kinds, verl's layout, bad rows named by
+// JSON-lines and Parquet datasets: the four row kinds, verl's layout, bad rows named by
 // file:line (file row N) or skipped and counted, missing and unreadable files.
 #include "controller/dataset.h"
 
@@ -279,6 +279,14 @@ TEST(SftDataset, ReadsVerlsGsm8kPairsThroughDictKeys) {
   EXPECT_THAT(first.response, ::testing::EndsWith("#### 72"));
 }
 
+TEST(SftDataset, AConversationRowPointsAtMultiturn) {
+  TempDir dir("dataset");
+  const std::string path = dir.Write("sft.jsonl", R"({"messages": [{"role": "user", "content": "hi"}]})");
+  EXPECT_EQ(LoadSftDataset({path}, {}).status().message(),
+            path + ":1: \"prompt\" is missing; the row holds a conversation under \"messages\" "
+                   "(data.multiturn.enable=true trains on it)");
+}
+
 TEST(SftDataset, ResponseKeyNamesTheResponse) {
   TempDir dir("dataset");
   DatasetOptions options;
@@ -330,6 +338,35 @@ TEST(PromptDataset, TextPromptsAsUserMessagesBecomeOneUserMessage) {
   EXPECT_EQ(dataset.examples[0].prompt.format, Prompt::Format::kChat);
   EXPECT_EQ(dataset.examples[0].prompt.content, R"([{"content":"2+2=","role":"user"}])");
   EXPECT_EQ(dataset.examples[1].prompt.content, R"([{"content":"Be brief.","role":"system"}])");
+}
+
+TEST(ConversationDataset, LoadsMessagesUnderTheMessagesKey) {
+  TempDir dir("dataset");
+  DatasetOptions options;
+  options.messages_key = "conversation";
+  const std::string path = dir.Write(
+      "chats.jsonl", R"({"conversation": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]})");
+  const Dataset<ConversationExample> dataset = LoadConversationDataset({path}, options).value();
+  ASSERT_EQ(dataset.examples.size(), 1u);
+  EXPECT_EQ(dataset.examples[0].messages,
+            R"([{"content":"hi","role":"user"},{"content":"hello","role":"assistant"}])");
+  EXPECT_EQ(dataset.examples[0].where, path + ":1");
+}
+
+TEST(ConversationDataset, BadConversationsAreNamedByFileAndLine) {
+  TempDir dir("dataset");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"prompt": "p"})", ":1: \"messages\" is missing"},
+      {R"({"messages": "hi"})", ":1: \"messages\" must be a list of chat messages, not string"},
+      {R"({"messages": []})", ":1: \"messages\" is an empty list of chat messages"},
+      {R"({"messages": [{"role": "user", "content": 1}]})",
+       ":1: \"messages\" message 0 is not {\"role\": string, \"content\": string}"},
+      {R"({"messages": [{"role": "user", "content": "hi"}]})", ":1: \"messages\" has no assistant message to train on"},
+  };
+  for (const auto& [row, expected] : cases) {
+    const std::string path = dir.Write("chats.jsonl", row);
+    EXPECT_EQ(LoadConversationDataset({path}, {}).status().message(), path + expected) << row;
+  }
 }
 
 TEST(PreferenceDataset, LoadsPromptChosenRejected) {

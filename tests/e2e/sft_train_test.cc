@@ -1,12 +1,12 @@
 // `rollout train` with trainer.mode=sft end to end on the CPU: generated arithmetic
-// pairs, the tiny Qwen2 fixture, a few optimizer steps through a worker process, and a
-// validation loss that falls.
+// pairs (and verl's GSM8K rows, and multi-turn conversations), the tiny Qwen2 fixture, a
+// few optimizer steps through a worker process, and a validation loss that falls.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/str_cat.h"
 #include "tests/e2e/rollout_run.h"
 #include "tests/support/temp_dir.h"
 
@@ -56,6 +56,35 @@ TEST(SftTrain, TrainsOnVerlsGsm8kRowsThroughItsSftDataKeys) {
   const std::vector<nlohmann::json> steps = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/sft_arith/metrics.jsonl"));
   ASSERT_EQ(steps.size(), 4u) << train.output;  // validation before training, then three steps
   EXPECT_LT(steps[3]["val/loss"].get<double>(), steps[0]["val/loss"].get<double>()) << train.output;
+}
+
+// Two-question arithmetic conversations (verl's multi-turn SFT rows) as JSON lines.
+std::string ConversationRows(int first, int count) {
+  std::string rows;
+  for (int i = first; i < first + count; ++i) {
+    const int a = i % 10, b = (i / 10) % 10, c = (i * 7) % 10;
+    absl::StrAppend(&rows, R"({"messages": [{"role": "user", "content": ")", a, "+", b,
+                    R"(="}, {"role": "assistant", "content": ")", a + b, R"("}, {"role": "user", "content": "and +)",
+                    c, R"(?"}, {"role": "assistant", "content": ")", a + b + c, "\"}]}\n");
+  }
+  return rows;
+}
+
+// data.multiturn.enable: each conversation trains on both of its replies.
+TEST(SftTrain, MultiTurnConversationsTrainOnTheirReplies) {
+  testing::TempDir dir("sft_multiturn");
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  const std::string train_file = dir.Write("chats_train.jsonl", ConversationRows(0, 256));
+  const std::string val_file = dir.Write("chats_val.jsonl", ConversationRows(300, 32));
+  const testing::CommandResult train = RolloutIn(
+      dir.path(), {"train", source + "/recipes/sft_tiny.yaml", "data.train_files=[" + train_file + "]",
+                   "data.val_files=[" + val_file + "]", "data.multiturn.enable=true", "data.max_prompt_length=32",
+                   "data.max_response_length=48", "actor.model.path=" + source + "/tests/data/tiny-qwen2",
+                   "trainer.total_training_steps=12", "trainer.test_freq=12"});
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  const std::vector<nlohmann::json> steps = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/sft_arith/metrics.jsonl"));
+  ASSERT_EQ(steps.size(), 13u) << train.output;
+  EXPECT_LT(steps[12]["val/loss"].get<double>(), 0.8 * steps[0]["val/loss"].get<double>()) << train.output;
 }
 
 }  // namespace

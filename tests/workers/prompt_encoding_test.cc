@@ -15,23 +15,23 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-TEST(TruncatePrompt, ShortPromptsAreKept) {
-  EXPECT_THAT(TruncatePrompt({1, 2, 3}, 3, "error", "p").value(), ElementsAre(1, 2, 3));
+TEST(TruncateTokens, ShortPromptsAreKept) {
+  EXPECT_THAT(TruncateTokens({1, 2, 3}, 3, "data.max_prompt_length", "error", "p").value(), ElementsAre(1, 2, 3));
 }
 
-TEST(TruncatePrompt, ModesKeepTheirEnds) {
+TEST(TruncateTokens, ModesKeepTheirEnds) {
   const std::vector<int32_t> ids = {1, 2, 3, 4, 5};
-  EXPECT_THAT(TruncatePrompt(ids, 3, "left", "p").value(), ElementsAre(3, 4, 5));
-  EXPECT_THAT(TruncatePrompt(ids, 3, "right", "p").value(), ElementsAre(1, 2, 3));
-  EXPECT_THAT(TruncatePrompt(ids, 3, "middle", "p").value(), ElementsAre(1, 4, 5));
-  EXPECT_THAT(TruncatePrompt(ids, 4, "middle", "p").value(), ElementsAre(1, 2, 4, 5));
+  EXPECT_THAT(TruncateTokens(ids, 3, "data.max_prompt_length", "left", "p").value(), ElementsAre(3, 4, 5));
+  EXPECT_THAT(TruncateTokens(ids, 3, "data.max_prompt_length", "right", "p").value(), ElementsAre(1, 2, 3));
+  EXPECT_THAT(TruncateTokens(ids, 3, "data.max_prompt_length", "middle", "p").value(), ElementsAre(1, 4, 5));
+  EXPECT_THAT(TruncateTokens(ids, 4, "data.max_prompt_length", "middle", "p").value(), ElementsAre(1, 2, 4, 5));
 }
 
-TEST(TruncatePrompt, ErrorModeNamesThePromptAndTheLimit) {
-  const absl::Status status = TruncatePrompt({1, 2, 3, 4}, 2, "error", "prompt 7").status();
+TEST(TruncateTokens, ErrorModeNamesWhatIsTooLongAndTheLimit) {
+  const absl::Status status = TruncateTokens({1, 2, 3, 4}, 2, "data.max_prompt_length", "error", "prompt 7: the prompt").status();
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(status.message(), HasSubstr("prompt 7: the prompt has 4 tokens, more than data.max_prompt_length (2)"));
-  EXPECT_THAT(TruncatePrompt({1, 2, 3}, 2, "sideways", "p").status().message(),
+  EXPECT_THAT(TruncateTokens({1, 2, 3}, 2, "data.max_prompt_length", "sideways", "p").status().message(),
               HasSubstr("unknown data.truncation 'sideways'"));
 }
 

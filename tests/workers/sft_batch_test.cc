@@ -42,7 +42,7 @@ TEST(BuildSftBatch, TooLongAnswersFollowTruncation) {
   PromptEncoding encoding;
   encoding.max_prompt_length = 4;
   EXPECT_THAT(BuildSftBatch(*tokenizer, rows, encoding, 3).status().message(),
-              ::testing::HasSubstr("sft row 0 (response)"));
+              ::testing::HasSubstr("sft row 0: the response has 24 tokens, more than data.max_response_length (3)"));
   encoding.truncation = "right";
   EXPECT_EQ(BuildSftBatch(*tokenizer, rows, encoding, 3).value().response_mask.sum().item<int64_t>(), 3);
 }
