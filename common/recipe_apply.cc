@@ -173,6 +173,12 @@ absl::Status LayerApplier::ApplyMap(const YAML::Node& map, Message* message,
       RETURN_IF_ERROR(ApplyVerlGroup(entry.second, mark, message));
       continue;
     }
+    if (top && IsVerlSftTrainerKey(name)) {  // `optim.lr` is the actor's `actor.optim.lr`
+      YAML::Node actor(YAML::NodeType::Map);
+      actor.force_insert(entry.first, entry.second);
+      RETURN_IF_ERROR(ApplyMap(actor, static_cast<Recipe*>(message)->mutable_actor(), "actor"));
+      continue;
+    }
     const FieldDescriptor* field = FindRecipeField(message->GetDescriptor(), name);
     const std::string key = Join(prefix, name);
     ASSIGN_OR_RETURN(const bool ignored, SkipVerlInertKey(key, entry.second, mark, field != nullptr));

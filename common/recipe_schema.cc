@@ -96,7 +96,16 @@ std::string VerlChildKey(const std::string& child) {
 
 std::vector<std::string> VerlChildren() { return {"actor", "model", "ref", "rollout"}; }
 
+bool IsVerlSftTrainerKey(const std::string& name) {
+  return name == "model" || name == "optim" || name == "ulysses_sequence_parallel_size" ||
+         name == "use_remove_padding";
+}
+
 std::vector<std::string> CanonicalSegments(std::vector<std::string> segments) {
+  if (!segments.empty() && IsVerlSftTrainerKey(segments[0])) {
+    segments.insert(segments.begin(), "actor");
+    return segments;
+  }
   if (segments.size() < 2 || segments[0] != kVerlGroup) return segments;
   const std::string child = VerlChildKey(segments[1]);
   if (child.empty()) return segments;

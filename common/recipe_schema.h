@@ -38,8 +38,13 @@ std::string VerlChildKey(const std::string& child);
 // The children VerlChildKey knows, sorted.
 std::vector<std::string> VerlChildren();
 
-// A dotted key's segments in canonical form (`actor_rollout_ref.model.path` ->
-// actor, model, path); other keys are returned unchanged.
+// Whether top-level `name` is one of the actor's keys as verl's SFT trainer spells them
+// at the top level: model (`model.partial_pretrain`), optim (`optim.lr`),
+// ulysses_sequence_parallel_size and use_remove_padding; the schema has them under actor.
+bool IsVerlSftTrainerKey(const std::string& name);
+
+// A dotted key's segments in canonical form (`actor_rollout_ref.model.path` and
+// `model.path` -> actor, model, path); other keys are returned unchanged.
 std::vector<std::string> CanonicalSegments(std::vector<std::string> segments);
 
 // "unknown key '<parent_key>.<name>' <where> — did you mean '<x>'?", the suggestion

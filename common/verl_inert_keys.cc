@@ -184,6 +184,15 @@ const std::vector<VerlInertKey>& Table() {
       {"data.image_key", {}, "the column of images; multimodal prompts are not implemented"},
       {"data.video_key", {}, "the column of videos; multimodal prompts are not implemented"},
       {"data.trust_remote_code", {}, "the tokenizers here are built in; no code from a model directory runs"},
+      // verl's SFT trainer.
+      {"data.micro_batch_size", {"null"}, "verl's deprecated global micro-batch size; set data.micro_batch_size_per_gpu"},
+      {"data.max_length", {"null"},
+       "verl's SFT trainer bounds a prompt and its response together; here data.max_prompt_length and "
+       "data.max_response_length bound each"},
+      {"data.balance_dp_token", {"false"}, "weighting each data-parallel rank's SFT loss by its tokens (not implemented in verl either)"},
+      {"data.chat_template", {"null"}, "verl's deprecated SFT chat template; set actor.model.custom_chat_template"},
+      {"data.pad_mode", {}, absl::StrCat("how verl's SFT dataset pads its rows, ", kSameResults)},
+      {"actor.model.fsdp_config", {}, absl::StrCat("FSDP's sharding and offloading (verl's SFT trainer); ", kWholeModels)},
       {"data.custom_cls.path", {"null"}, "a Python dataset class cannot be loaded; prompts are JSON lines"},
       {"data.custom_cls.name", {}, "the class in data.custom_cls.path"},
       {"trainer.esi_redundant_time", {}, "a time reserve for verl's elastic scheduling on Ascend"},

@@ -17,6 +17,14 @@ const std::vector<VerlSynonymKey>& Table() {
       // this schema keeps, is deprecated there).
       {"actor.optim.lr_scheduler_type", "actor.optim.warmup_style"},
       {"critic.optim.lr_scheduler_type", "critic.optim.warmup_style"},
+      // verl's SFT trainer (its model and optim at the top level are the actor's:
+      // common/recipe_schema.h's IsVerlSftTrainerKey).
+      {"actor.model.partial_pretrain", "actor.model.path"},
+      {"actor.optim.warmup_steps_ratio", "actor.optim.lr_warmup_steps_ratio"},
+      {"actor.optim.lr_scheduler", "actor.optim.warmup_style"},
+      {"data.micro_batch_size_per_gpu", "actor.ppo_micro_batch_size_per_gpu"},
+      {"data.messages_key", "data.multiturn.messages_key"},
+      {"trainer.max_ckpt_to_keep", "trainer.max_actor_ckpt_to_keep"},
       // verl's rollout copies the data lengths (${oc.select:data.max_prompt_length,512});
       // its response_length is the generation's max_tokens, which
       // data.max_response_length sets here.

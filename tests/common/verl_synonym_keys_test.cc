@@ -49,6 +49,42 @@ TEST_F(VerlSynonymKeys, EachSpellingSetsTheSettingItNames) {
   EXPECT_TRUE(set.ignored_verl_keys.empty());
 }
 
+// verl's GSM8K SFT example (examples/sft/gsm8k/run_qwen_05_peft.sh) as its command line
+// passes it, plus its config's machinery: the top-level model and optim are the actor's.
+TEST_F(VerlSynonymKeys, VerlsSftTrainerCommandLineLoads) {
+  const LoadedRecipe set = Load(
+      "sft.yaml", "trainer:\n  mode: sft\nmodel:\n  fsdp_config:\n    model_dtype: fp32\n  trust_remote_code: false\n"
+                  "use_remove_padding: false\nulysses_sequence_parallel_size: 1\ndata:\n  max_length: null\n",
+      {"data.prompt_key=extra_info", "data.response_key=extra_info", "optim.lr=1e-4",
+       "data.prompt_dict_keys=['question']", "+data.response_dict_keys=['answer']", "data.micro_batch_size_per_gpu=4",
+       "model.partial_pretrain=/models/Qwen2.5-0.5B-Instruct", "trainer.total_epochs=1", "model.lora_rank=32",
+       "model.lora_alpha=16", "model.target_modules=all-linear", "model.enable_gradient_checkpointing=true",
+       "optim.warmup_steps_ratio=0.1", "optim.clip_grad=1.0", "optim.lr_scheduler=cosine", "optim.betas=[0.9,0.95]",
+       "trainer.max_ckpt_to_keep=2", "data.messages_key=conversation"});
+  const Recipe& recipe = set.recipe;
+  EXPECT_EQ(recipe.actor().model().path(), "/models/Qwen2.5-0.5B-Instruct");
+  EXPECT_EQ(recipe.actor().optim().lr(), 1e-4);
+  EXPECT_EQ(recipe.actor().ppo_micro_batch_size_per_gpu(), 4);
+  EXPECT_EQ(recipe.actor().model().lora_rank(), 32);
+  EXPECT_TRUE(recipe.actor().model().enable_gradient_checkpointing());
+  EXPECT_EQ(recipe.actor().optim().lr_warmup_steps_ratio(), 0.1);
+  EXPECT_EQ(recipe.actor().grad_clip(), 1.0);
+  EXPECT_EQ(recipe.actor().optim().warmup_style(), "cosine");
+  EXPECT_EQ(recipe.actor().optim().betas(1), 0.95);
+  EXPECT_EQ(recipe.trainer().max_actor_ckpt_to_keep(), 2);
+  EXPECT_EQ(recipe.data().prompt_dict_keys(0), "question");
+  EXPECT_EQ(recipe.data().response_dict_keys(0), "answer");
+  EXPECT_EQ(recipe.data().multiturn().messages_key(), "conversation");
+  EXPECT_EQ(SourceOf(set, "actor.model.path"), "command line 'model.partial_pretrain=/models/Qwen2.5-0.5B-Instruct'");
+  ASSERT_EQ(set.ignored_verl_keys.size(), 5u);
+  EXPECT_NE(set.ignored_verl_keys[0].find("verl's 'actor.model.fsdp_config' at "), std::string::npos)
+      << set.ignored_verl_keys[0];
+  EXPECT_NE(Error("data:\n  max_length: 1024\n")
+                .find("verl's 'data.max_length' at " + path_ + ":2 cannot be 1024 here: verl's SFT trainer bounds"),
+            std::string::npos);
+  EXPECT_NE(Error("model:\n  nope: 1\n").find("unknown key 'actor.model.nope' at " + path_ + ":2"), std::string::npos);
+}
+
 // verl's DAPO recipe: the overlong buffer under reward_model, its reward manager "dapo".
 TEST_F(VerlSynonymKeys, DaposRewardModelKeysSetTheOverlongBuffer) {
   const LoadedRecipe set =

@@ -38,8 +38,9 @@ TEST(SftTrain, ValidationLossFallsOverAFewSteps) {
   }
 }
 
-// verl's GSM8K SFT example's data keys on its Parquet rows: the question and the answer
-// read from extra_info, the question rendered as a user chat message as verl renders it.
+// verl's GSM8K SFT example's keys on its Parquet rows: the question and the answer read
+// from extra_info, the question rendered as a user chat message as verl renders it, the
+// model, optimizer and micro-batch under verl's SFT trainer spellings.
 TEST(SftTrain, TrainsOnVerlsGsm8kRowsThroughItsSftDataKeys) {
   testing::TempDir dir("sft_verl_keys");
   const std::string source = ROLLOUT_SOURCE_DIR;
@@ -50,8 +51,8 @@ TEST(SftTrain, TrainsOnVerlsGsm8kRowsThroughItsSftDataKeys) {
                    "data.response_key=extra_info", "\"+data.prompt_dict_keys=['question']\"",
                    "\"+data.response_dict_keys=['answer']\"", "data.text_prompts=user_message",
                    "data.max_prompt_length=256", "data.max_response_length=512", "data.train_batch_size=3",
-                   "actor.model.path=" + source + "/tests/data/tiny-qwen2", "trainer.total_training_steps=3",
-                   "trainer.test_freq=3"});
+                   "data.micro_batch_size_per_gpu=2", "model.partial_pretrain=" + source + "/tests/data/tiny-qwen2",
+                   "optim.lr=1e-3", "trainer.total_training_steps=3", "trainer.test_freq=3"});
   ASSERT_EQ(train.exit_code, 0) << train.output;
   const std::vector<nlohmann::json> steps = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/sft_arith/metrics.jsonl"));
   ASSERT_EQ(steps.size(), 4u) << train.output;  // validation before training, then three steps
