@@ -91,7 +91,9 @@ absl::Status CheckRewardModelBatching(const config::Recipe& recipe) {
 
 absl::Status CheckPlacementBatching(const config::Recipe& recipe, const Placement& placement) {
   const std::string& mode = recipe.trainer().mode();
-  if (mode == "sft" || mode == "dpo") return absl::OkStatus();
+  // SFT and DPO split their own batches; SFT's micro-batches follow the update's budget.
+  if (mode == "sft") return CheckTokenBudget(recipe, config::UpdateActorBatching(recipe));
+  if (mode == "dpo") return absl::OkStatus();
   if (const int world = RoleWorld(placement, "actor"); world > 0) {
     RETURN_IF_ERROR(CheckPolicyBatching(recipe, world));
   }

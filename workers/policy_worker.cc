@@ -200,7 +200,7 @@ absl::Status PolicyWorker::CreateSftLearner(int64_t batch, const config::OptimCo
   }
   SftOptions options;
   options.plan.mini_batch_rows = batch / setup_.world;  // one optimizer step per batch
-  options.plan.micro_batch.rows = actor.ppo_micro_batch_size_per_gpu();
+  options.plan.micro_batch = MicroBatchSizeOf(config::UpdateActorBatching(setup_.recipe));
   options.plan.grad_clip = actor.grad_clip();
   options.plan.data_parallel = setup_.data_parallel;
   options.adamw = AdamWFrom(optim);

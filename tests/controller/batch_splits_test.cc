@@ -115,6 +115,13 @@ TEST(BatchSplits, SftAndDpoSplitTheirOwnBatches) {
                     .ok())
         << mode;
   }
+  // SFT's micro-batches by tokens (actor.use_dynamic_bsz) hold whole rows.
+  EXPECT_THAT(std::string(CheckYaml("trainer: {device: cpu, mode: sft}\n"
+                                    "data: {train_batch_size: 8, max_prompt_length: 16, max_response_length: 8}\n"
+                                    "actor: {use_dynamic_bsz: true, ppo_max_token_len_per_gpu: 20}\n")
+                              .message()),
+              HasSubstr("actor.ppo_max_token_len_per_gpu (20) must be at least data.max_prompt_length + "
+                        "data.max_response_length (24)"));
 }
 
 }  // namespace

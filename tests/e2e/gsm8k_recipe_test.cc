@@ -1,4 +1,4 @@
-// recipes/grpo_gsm8k_qwen2.5_0.5b.yaml, a GPU recipe, run on the CPU at reduced size
+// recipes/grpo_gsm8k_qwen2.5_0.5b.yaml (and sft_gsm8k_qwen2.5_0.5b.yaml), GPU recipes, run on the CPU at reduced size
 // through real worker processes: the tiny Qwen2 fixture for the model,
 // tests/data/gsm8k_tiny.jsonl (verl's gsm8k rows: chat prompts, reward_model.ground_truth,
 // data_source openai/gsm8k) to train on and tests/data/parquet/gsm8k_verl.parquet (the
@@ -68,6 +68,26 @@ TEST(Gsm8kRecipe, TrainsTwoStepsOnTheCpuScoredByTheGsm8kReward) {
     EXPECT_EQ(metrics["response_length/mean"], 8) << metrics.dump();  // random weights never stop
   }
   EXPECT_TRUE(steps[2].contains("val-core/openai/gsm8k/acc/mean@1"));  // the last step validates
+}
+
+// recipes/sft_gsm8k_qwen2.5_0.5b.yaml the same way: verl's gsm8k Parquet rows, their
+// extra_info question and answer, only paths, the device, dtype and sizes changed.
+TEST(Gsm8kRecipe, TheSftRecipeTrainsOnVerlsRowsOnTheCpu) {
+  testing::TempDir dir("gsm8k_sft_recipe_e2e");
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  const std::string parquet = source + "/tests/data/parquet/gsm8k_verl.parquet";
+  const testing::CommandResult train = RolloutIn(
+      dir.path(), {"train", source + "/recipes/sft_gsm8k_qwen2.5_0.5b.yaml", "data.train_files=[" + parquet + "]",
+                   "data.val_files=[" + parquet + "]", "model.partial_pretrain=" + source + "/tests/data/tiny-qwen2",
+                   "trainer.device=cpu", "actor.model.dtype=float32", "data.train_batch_size=3",
+                   "trainer.total_training_steps=2", "trainer.save_freq=-1", "trainer.logger=[console,jsonl]"});
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  const auto steps = ReadJsonLines(dir.Path("jsonl_log/rollout_gsm8k/sft_qwen2.5_0.5b/metrics.jsonl"));
+  ASSERT_EQ(steps.size(), 3u) << train.output;  // validation before training, then two steps
+  for (const char* name : {"train/loss", "train/lr", "train/grad_norm"}) {
+    EXPECT_TRUE(steps[1].contains(name)) << name;
+  }
+  EXPECT_TRUE(steps[2].contains("val/loss"));  // the last step validates
 }
 
 TEST(Gsm8kRecipe, WithoutTheUsersDataItNamesTheFileItLooksFor) {
