@@ -72,9 +72,8 @@ absl::StatusOr<Field> FindField(const json& row, const std::string& key,
   return field;
 }
 
-absl::StatusOr<std::string> RequiredString(const json& row, const std::string& key,
-                                           const std::vector<std::string>& dict_keys = {}) {
-  ASSIGN_OR_RETURN(const Field field, FindField(row, key, dict_keys));
+absl::StatusOr<std::string> RequiredString(const json& row, const std::string& key) {
+  ASSIGN_OR_RETURN(const Field field, FindField(row, key, {}));
   if (!field.value->is_string()) {
     return RowError(field.path, absl::StrCat("must be a string, not ", field.value->type_name()));
   }
@@ -141,6 +140,36 @@ absl::StatusOr<PromptExample> ParsePromptRow(const json& row, const DatasetOptio
   return example;
 }
 
+bool IsAssistantMessage(const json& message) { return message["role"] == "assistant"; }
+
+// `messages` (under `path`, of a row whose prompt is `prompt`) as a response: chat
+// messages that continue a chat prompt, one of them the assistant's.
+absl::StatusOr<Response> MessagesResponse(const json& messages, const std::string& path, const Prompt& prompt) {
+  RETURN_IF_ERROR(CheckChatMessages(messages, path));
+  if (prompt.format != Prompt::Format::kChat) {
+    return RowError(path, "is chat messages, which continue a chat prompt, but the prompt is text");
+  }
+  if (std::none_of(messages.begin(), messages.end(), IsAssistantMessage)) {
+    return RowError(path, "has no assistant message to train on");
+  }
+  return Response{Response::Format::kMessages, messages.dump()};
+}
+
+// The response under `key` (then `dict_keys`): text, or messages as MessagesResponse takes.
+absl::StatusOr<Response> ParseResponse(const json& row, const std::string& key, const std::vector<std::string>& dict_keys,
+                                       const Prompt& prompt) {
+  ASSIGN_OR_RETURN(const Field field, FindField(row, key, dict_keys));
+  if (field.value->is_string()) return Response{Response::Format::kText, field.value->get<std::string>()};
+  if (!field.value->is_array()) {
+    return RowError(field.path,
+                    absl::StrCat("must be text or a list of chat messages, not ", field.value->type_name()));
+  }
+  return MessagesResponse(*field.value, field.path, prompt);
+}
+
+// Messages [begin, end) of a JSON array, as a JSON array.
+json Messages(json::const_iterator begin, json::const_iterator end) { return json(json::array_t(begin, end)); }
+
 absl::StatusOr<SftExample> ParseSftRow(const json& row, const DatasetOptions& options) {
   SftExample example;
   if (!row.contains(options.prompt_key) && row.contains(options.messages_key)) {
@@ -149,29 +178,58 @@ absl::StatusOr<SftExample> ParseSftRow(const json& row, const DatasetOptions& op
   }
   ASSIGN_OR_RETURN(example.prompt, ParsePrompt(row, options));
   ASSIGN_OR_RETURN(example.response,
-                   RequiredString(row, options.response_key, options.response_dict_keys));
+                   ParseResponse(row, options.response_key, options.response_dict_keys, example.prompt));
   return example;
 }
 
-absl::StatusOr<ConversationExample> ParseConversationRow(const json& row,
-                                                         const DatasetOptions& options) {
+absl::StatusOr<SftExample> ParseConversationRow(const json& row, const DatasetOptions& options) {
   ASSIGN_OR_RETURN(const Field field, FindField(row, options.messages_key, {}));
-  if (!field.value->is_array()) {
-    return RowError(field.path, absl::StrCat("must be a list of chat messages, not ", field.value->type_name()));
+  const json& messages = *field.value;
+  if (!messages.is_array()) {
+    return RowError(field.path, absl::StrCat("must be a list of chat messages, not ", messages.type_name()));
   }
-  RETURN_IF_ERROR(CheckChatMessages(*field.value, field.path));
-  const bool answered = std::any_of(field.value->begin(), field.value->end(),
-                                    [](const json& message) { return message["role"] == "assistant"; });
-  if (!answered) return RowError(field.path, "has no assistant message to train on");
-  return ConversationExample{field.value->dump(), ""};
+  RETURN_IF_ERROR(CheckChatMessages(messages, field.path));
+  const auto reply = std::find_if(messages.begin(), messages.end(), IsAssistantMessage);
+  if (reply == messages.end()) return RowError(field.path, "has no assistant message to train on");
+  SftExample example;
+  example.prompt = Prompt{Prompt::Format::kChat, Messages(messages.begin(), reply).dump()};
+  example.response = Response{Response::Format::kMessages, Messages(reply, messages.end()).dump()};
+  return example;
 }
 
-absl::StatusOr<PreferenceExample> ParsePreferenceRow(const json& row,
-                                                     const DatasetOptions& options) {
+// TRL's implicit prompt: no prompt, and chosen and rejected whole conversations; the
+// messages both begin with are the prompt.
+absl::StatusOr<PreferenceExample> ParseImplicitPromptRow(const json& row, const DatasetOptions& options) {
+  const auto chosen = row.find("chosen");
+  const auto rejected = row.find("rejected");
+  if (chosen == row.end() || rejected == row.end() || !chosen->is_array() || !rejected->is_array()) {
+    return RowError(options.prompt_key, "is missing");
+  }
+  RETURN_IF_ERROR(CheckChatMessages(*chosen, "chosen"));
+  RETURN_IF_ERROR(CheckChatMessages(*rejected, "rejected"));
+  const auto [chosen_reply, rejected_reply] =
+      std::mismatch(chosen->begin(), chosen->end(), rejected->begin(), rejected->end());
+  if (chosen_reply == chosen->begin()) {
+    return RowError(options.prompt_key,
+                    "is missing, and chosen and rejected begin with no shared messages to take as the prompt");
+  }
+  PreferenceExample example;
+  example.prompt = Prompt{Prompt::Format::kChat, Messages(chosen->begin(), chosen_reply).dump()};
+  ASSIGN_OR_RETURN(example.chosen, MessagesResponse(Messages(chosen_reply, chosen->end()), "chosen", example.prompt));
+  ASSIGN_OR_RETURN(example.rejected,
+                   MessagesResponse(Messages(rejected_reply, rejected->end()), "rejected", example.prompt));
+  return example;
+}
+
+absl::StatusOr<PreferenceExample> ParsePreferenceRow(const json& row, const DatasetOptions& options) {
+  if (!row.contains(options.prompt_key)) return ParseImplicitPromptRow(row, options);
   PreferenceExample example;
   ASSIGN_OR_RETURN(example.prompt, ParsePrompt(row, options));
-  ASSIGN_OR_RETURN(example.chosen, RequiredString(row, "chosen"));
-  ASSIGN_OR_RETURN(example.rejected, RequiredString(row, "rejected"));
+  ASSIGN_OR_RETURN(example.chosen, ParseResponse(row, "chosen", {}, example.prompt));
+  ASSIGN_OR_RETURN(example.rejected, ParseResponse(row, "rejected", {}, example.prompt));
+  if (example.chosen.format != example.rejected.format) {
+    return RowError("rejected", "and \"chosen\" must both be text or both chat messages");
+  }
   return example;
 }
 
@@ -225,9 +283,9 @@ absl::StatusOr<Dataset<SftExample>> LoadSftDataset(const std::vector<std::string
   return LoadDataset<SftExample>(files, options, ParseSftRow);
 }
 
-absl::StatusOr<Dataset<ConversationExample>> LoadConversationDataset(
-    const std::vector<std::string>& files, const DatasetOptions& options) {
-  return LoadDataset<ConversationExample>(files, options, ParseConversationRow);
+absl::StatusOr<Dataset<SftExample>> LoadConversationDataset(const std::vector<std::string>& files,
+                                                            const DatasetOptions& options) {
+  return LoadDataset<SftExample>(files, options, ParseConversationRow);
 }
 
 absl::StatusOr<Dataset<PreferenceExample>> LoadPreferenceDataset(

@@ -1,20 +1,29 @@
 // Datasets as JSON lines — one JSON object per line — or Parquet files (verl's format,
 // told by their leading "PAR1"), whose rows read as JSON objects (common/parquet_rows.h).
-// Three kinds of rows:
+// Four kinds of rows:
 //
 //   prompt rows       {"prompt": ..., "data_source": "...", "ground_truth": ...,
 //                      "extra_info": {...}}                        (RL: PPO, GRPO)
-//   SFT pairs         {"prompt": ..., "response": "..."}
-//   conversations     {"messages": [{"role": "user", "content": "..."}, ...]}   (SFT)
-//   preference rows   {"prompt": ..., "chosen": "...", "rejected": "..."}   (DPO)
+//   SFT pairs         {"prompt": ..., "response": ...}
+//   conversations     {"messages": [{"role": "user", "content": "..."}, ...]}
+//                                                    (SFT with data.multiturn.enable)
+//   preference rows   {"prompt": ..., "chosen": ..., "rejected": ...}   (DPO)
 //
 // A prompt is either raw text, used as is (no chat template) unless
 // DatasetOptions::text_prompts_as_user_message makes it one user message, or chat
 // messages: a non-empty JSON array of {"role": "...", "content": "..."} objects, which
-// the rollout worker renders with the model's chat template. verl's layout loads too:
-// the prompt sits under DatasetOptions::prompt_key (then prompt_dict_keys), an SFT
-// response under response_key (then response_dict_keys), the data source under
-// reward_fn_key, and the ground truth is top-level "ground_truth" or
+// the rollout worker renders with the model's chat template. A response (an SFT pair's,
+// chosen, rejected) is text, which the worker encodes and ends with the end-of-sequence
+// token, or — after a chat prompt — chat messages that continue the conversation (TRL's
+// conversational format, [{"role": "assistant", "content": "..."}]), which the worker
+// renders with the chat template, training on the assistant's (workers/conversation_sft.h).
+// A conversation is such a pair: the messages before its first assistant message, and the
+// rest. Preference rows without a prompt whose chosen and rejected are whole conversations
+// (TRL's implicit prompt) take the messages both begin with as the prompt.
+//
+// verl's layout loads too: the prompt sits under DatasetOptions::prompt_key (then
+// prompt_dict_keys), an SFT response under response_key (then response_dict_keys), the
+// data source under reward_fn_key, and the ground truth is top-level "ground_truth" or
 // "reward_model": {"ground_truth": ...}. A ground truth that is not a JSON string
 // (a number, countdown's {"target": 98, "numbers": [44, 19, 35]}) is kept as its
 // compact JSON text. Other keys are ignored.
@@ -54,22 +63,25 @@ struct PromptExample {
   std::string where;              // "FILE:LINE" or "FILE row N", for messages about this row
 };
 
-struct SftExample {
-  Prompt prompt;
-  std::string response;
-  std::string where;
+struct Response {
+  enum class Format {
+    kText,      // `content` is the response itself
+    kMessages,  // `content` is chat messages continuing a chat prompt, as a JSON array
+  };
+  Format format = Format::kText;
+  std::string content;
 };
 
-// A conversation for multi-turn SFT: chat messages, at least one from the assistant.
-struct ConversationExample {
-  std::string messages;  // the messages' JSON array as compact text
+struct SftExample {
+  Prompt prompt;  // kChat, possibly an empty array, when the response is kMessages
+  Response response;
   std::string where;
 };
 
 struct PreferenceExample {
   Prompt prompt;
-  std::string chosen;
-  std::string rejected;
+  Response chosen;  // of the same format as rejected
+  Response rejected;
   std::string where;
 };
 
@@ -106,13 +118,14 @@ absl::Status CheckDataFile(const std::string& file, const std::string& key);
 // object) are optional. InvalidArgument also when `files` is empty.
 absl::StatusOr<Dataset<PromptExample>> LoadPromptDataset(const std::vector<std::string>& files,
                                                          const DatasetOptions& options);
-// Each row requires the prompt and the response, a string.
+// Each row requires the prompt and the response.
 absl::StatusOr<Dataset<SftExample>> LoadSftDataset(const std::vector<std::string>& files,
                                                    const DatasetOptions& options);
-// Each row requires chat messages under messages_key, one of them an assistant's.
-absl::StatusOr<Dataset<ConversationExample>> LoadConversationDataset(
-    const std::vector<std::string>& files, const DatasetOptions& options);
-// Each row requires the prompt and "chosen" and "rejected" strings.
+// Each row requires chat messages under messages_key, one of them an assistant's; each
+// becomes the pair of the messages before the first assistant message and the rest.
+absl::StatusOr<Dataset<SftExample>> LoadConversationDataset(const std::vector<std::string>& files,
+                                                            const DatasetOptions& options);
+// Each row requires the prompt (or the implicit prompt above), "chosen" and "rejected".
 absl::StatusOr<Dataset<PreferenceExample>> LoadPreferenceDataset(
     const std::vector<std::string>& files, const DatasetOptions& options);
 

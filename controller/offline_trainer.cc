@@ -16,6 +16,10 @@ const char* FormatName(const Prompt& prompt) {
   return prompt.format == Prompt::Format::kChat ? "chat" : "text";
 }
 
+const char* FormatName(const Response& response) {
+  return response.format == Response::Format::kMessages ? "messages" : "text";
+}
+
 int64_t RowCount(const std::map<std::string, std::vector<std::string>>& columns) {
   return columns.empty() ? 0 : static_cast<int64_t>(columns.begin()->second.size());
 }
@@ -26,16 +30,15 @@ absl::StatusOr<OfflineTrainer::Columns> OfflineTrainer::Load(const std::vector<s
                                                              const std::string& which) const {
   const DatasetOptions options = DatasetOptionsFrom(recipe_.data());
   Columns columns;
-  if (recipe_.trainer().mode() == "sft" && recipe_.data().multiturn().enable()) {
-    ASSIGN_OR_RETURN(const Dataset<ConversationExample> data, LoadConversationDataset(files, options));
-    for (const ConversationExample& example : data.examples) columns["messages"].push_back(example.messages);
-    LogSkippedRows(data, which);
-  } else if (recipe_.trainer().mode() == "sft") {
-    ASSIGN_OR_RETURN(const Dataset<SftExample> data, LoadSftDataset(files, options));
+  if (recipe_.trainer().mode() == "sft") {
+    ASSIGN_OR_RETURN(const Dataset<SftExample> data, recipe_.data().multiturn().enable()
+                                                         ? LoadConversationDataset(files, options)
+                                                         : LoadSftDataset(files, options));
     for (const SftExample& example : data.examples) {
       columns["prompt"].push_back(example.prompt.content);
       columns["prompt_format"].push_back(FormatName(example.prompt));
-      columns["response"].push_back(example.response);
+      columns["response"].push_back(example.response.content);
+      columns["response_format"].push_back(FormatName(example.response));
     }
     LogSkippedRows(data, which);
   } else {
@@ -43,8 +46,9 @@ absl::StatusOr<OfflineTrainer::Columns> OfflineTrainer::Load(const std::vector<s
     for (const PreferenceExample& example : data.examples) {
       columns["prompt"].push_back(example.prompt.content);
       columns["prompt_format"].push_back(FormatName(example.prompt));
-      columns["chosen"].push_back(example.chosen);
-      columns["rejected"].push_back(example.rejected);
+      columns["chosen"].push_back(example.chosen.content);
+      columns["rejected"].push_back(example.rejected.content);
+      columns["response_format"].push_back(FormatName(example.chosen));
     }
     LogSkippedRows(data, which);
   }

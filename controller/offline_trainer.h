@@ -56,8 +56,8 @@ class OfflineTrainer {
   int64_t global_step() const { return global_step_; }
 
  private:
-  // A dataset as string columns (prompt, prompt_format, and response or chosen/rejected;
-  // messages for conversations).
+  // A dataset as string columns: prompt, prompt_format (text | chat), response or
+  // chosen and rejected, response_format (text | messages).
   using Columns = std::map<std::string, std::vector<std::string>>;
 
   OfflineTrainer(const config::Recipe& recipe, WorkerGroup* policy) : recipe_(recipe), policy_(policy) {}

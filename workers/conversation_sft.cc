@@ -1,15 +1,12 @@
 #include "workers/conversation_sft.h"
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <numeric>
 #include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
-#include "models/json_prompt.h"
-#include "workers/sft_batch.h"
 
 namespace rollout::workers {
 namespace {
@@ -26,33 +23,6 @@ absl::StatusOr<std::vector<int32_t>> KeptPositions(size_t n, int64_t max_length,
   std::vector<int32_t> positions(n);
   std::iota(positions.begin(), positions.end(), 0);
   return TruncateTokens(std::move(positions), max_length, limit_key, truncation, what);
-}
-
-absl::StatusOr<SftRowTokens> ConversationRow(const models::Tokenizer& tokenizer, const std::string& conversation,
-                                             const PromptEncoding& encoding, int64_t max_response_length,
-                                             const std::string& where) {
-  const nlohmann::json json = nlohmann::json::parse(conversation, nullptr, /*allow_exceptions=*/false);
-  absl::StatusOr<std::vector<models::ChatMessage>> messages = models::ParseChatMessages(json);
-  if (!messages.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ": ", messages.status().message()));
-  ASSIGN_OR_RETURN(const ConversationTokens tokens, EncodeConversation(tokenizer, *messages, where));
-  const size_t first = static_cast<size_t>(std::find(tokens.counted.begin(), tokens.counted.end(), 1) -
-                                           tokens.counted.begin());
-  if (first == tokens.ids.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": no assistant reply has a token to train on"));
-  }
-  SftRowTokens row;
-  ASSIGN_OR_RETURN(row.prompt, TruncateTokens({tokens.ids.begin(), tokens.ids.begin() + first},
-                                              encoding.max_prompt_length, "data.max_prompt_length",
-                                              encoding.truncation,
-                                              absl::StrCat(where, ": the conversation before its first reply")));
-  ASSIGN_OR_RETURN(const std::vector<int32_t> kept,
-                   KeptPositions(tokens.ids.size() - first, max_response_length, "data.max_response_length",
-                                 encoding.truncation, absl::StrCat(where, ": the conversation from its first reply")));
-  for (const int32_t position : kept) {
-    row.response.push_back(tokens.ids[first + static_cast<size_t>(position)]);
-    row.counted.push_back(tokens.counted[first + static_cast<size_t>(position)]);
-  }
-  return row;
 }
 
 }  // namespace
@@ -91,17 +61,29 @@ absl::StatusOr<ConversationTokens> EncodeConversation(const models::Tokenizer& t
   return tokens;
 }
 
-absl::StatusOr<PolicyBatch> BuildConversationSftBatch(const models::Tokenizer& tokenizer,
-                                                      const std::vector<std::string>& conversations,
-                                                      const PromptEncoding& encoding,
-                                                      int64_t max_response_length) {
-  std::vector<SftRowTokens> rows;
-  for (size_t i = 0; i < conversations.size(); ++i) {
-    ASSIGN_OR_RETURN(SftRowTokens row, ConversationRow(tokenizer, conversations[i], encoding, max_response_length,
-                                                       absl::StrCat("sft row ", i)));
-    rows.push_back(std::move(row));
+absl::StatusOr<SftRowTokens> ConversationSftRow(const models::Tokenizer& tokenizer,
+                                                const std::vector<models::ChatMessage>& messages,
+                                                const PromptEncoding& encoding, int64_t max_response_length,
+                                                const std::string& where) {
+  ASSIGN_OR_RETURN(const ConversationTokens tokens, EncodeConversation(tokenizer, messages, where));
+  const size_t first = static_cast<size_t>(std::find(tokens.counted.begin(), tokens.counted.end(), 1) -
+                                           tokens.counted.begin());
+  if (first == tokens.ids.size()) {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": no assistant reply has a token to train on"));
   }
-  return LayOutSftRows(rows, encoding.max_prompt_length, max_response_length, tokenizer.pad_token_id().value_or(0));
+  SftRowTokens row;
+  ASSIGN_OR_RETURN(row.prompt, TruncateTokens({tokens.ids.begin(), tokens.ids.begin() + first},
+                                              encoding.max_prompt_length, "data.max_prompt_length",
+                                              encoding.truncation,
+                                              absl::StrCat(where, ": the conversation before its first reply")));
+  ASSIGN_OR_RETURN(const std::vector<int32_t> kept,
+                   KeptPositions(tokens.ids.size() - first, max_response_length, "data.max_response_length",
+                                 encoding.truncation, absl::StrCat(where, ": the conversation from its first reply")));
+  for (const int32_t position : kept) {
+    row.response.push_back(tokens.ids[first + static_cast<size_t>(position)]);
+    row.counted.push_back(tokens.counted[first + static_cast<size_t>(position)]);
+  }
+  return row;
 }
 
 }  // namespace rollout::workers

@@ -1,5 +1,5 @@
-// Conversations for multi-turn SFT (verl's data.multiturn): token ids with the tokens
-// the loss counts, and a PolicyBatch of them.
+// Conversations for SFT and DPO (verl's multi-turn SFT, TRL's conversational rows):
+// token ids with the tokens the loss counts, and an SFT row of them.
 //
 // A conversation is rendered with the model's chat template one message at a time:
 // message i's tokens encode what Render(messages[0..i]) adds to Render(messages[0..i-1]),
@@ -19,8 +19,8 @@
 #include "absl/status/statusor.h"
 #include "models/chat_template.h"
 #include "models/tokenizer.h"
-#include "workers/policy_batch.h"
 #include "workers/prompt_encoding.h"
+#include "workers/sft_batch.h"
 
 namespace rollout::workers {
 
@@ -34,15 +34,14 @@ absl::StatusOr<ConversationTokens> EncodeConversation(const models::Tokenizer& t
                                                       const std::vector<models::ChatMessage>& messages,
                                                       const std::string& where);
 
-// Conversations as the controller sends them (each a JSON array of chat messages) as
-// SFT rows: the tokens before the first counted one are the prompt, cut to
-// encoding.max_prompt_length as data.truncation says, the rest the response, cut to
-// `max_response_length` the same way, with response_mask 1 only on counted tokens
-// (sft_batch.h's layout). InvalidArgument naming the row for bad messages, a
-// conversation with nothing counted, or (truncation "error") a part too long.
-absl::StatusOr<PolicyBatch> BuildConversationSftBatch(const models::Tokenizer& tokenizer,
-                                                      const std::vector<std::string>& conversations,
-                                                      const PromptEncoding& encoding,
-                                                      int64_t max_response_length);
+// A conversation as one SFT row (sft_batch.h): the tokens before the first counted one
+// are the prompt, cut to encoding.max_prompt_length as data.truncation says, the rest
+// the response, cut to `max_response_length` the same way, with its counted tokens.
+// InvalidArgument naming `where` for EncodeConversation's errors, a conversation with
+// nothing counted, or (truncation "error") a part too long.
+absl::StatusOr<SftRowTokens> ConversationSftRow(const models::Tokenizer& tokenizer,
+                                                const std::vector<models::ChatMessage>& messages,
+                                                const PromptEncoding& encoding, int64_t max_response_length,
+                                                const std::string& where);
 
 }  // namespace rollout::workers

@@ -16,7 +16,6 @@
 #include "workers/response_scores.h"
 #include "workers/role_options.h"
 #include "workers/rollout_batch.h"
-#include "workers/conversation_sft.h"
 #include "workers/sft_batch.h"
 
 namespace rollout::workers {
@@ -233,6 +232,7 @@ absl::StatusOr<PreferenceBatch> PolicyWorker::PreferenceBatchFrom(const Batch& i
   SftRows chosen;
   ASSIGN_OR_RETURN(chosen.prompts, input.Strings("prompt"));
   ASSIGN_OR_RETURN(chosen.formats, input.Strings("prompt_format"));
+  ASSIGN_OR_RETURN(chosen.response_formats, input.Strings("response_format"));
   SftRows rejected = chosen;
   ASSIGN_OR_RETURN(chosen.responses, input.Strings("chosen"));
   ASSIGN_OR_RETURN(rejected.responses, input.Strings("rejected"));
@@ -272,16 +272,11 @@ absl::StatusOr<Batch> PolicyWorker::DpoEval(const Batch& input) const {
 
 absl::StatusOr<PolicyBatch> PolicyWorker::SftBatchFrom(const Batch& input) const {
   const int64_t response_length = setup_.recipe.data().max_response_length();
-  if (setup_.recipe.data().multiturn().enable()) {
-    ASSIGN_OR_RETURN(const std::vector<std::string> conversations, input.Strings("messages"));
-    ASSIGN_OR_RETURN(const PolicyBatch batch,
-                     BuildConversationSftBatch(*tokenizer_, conversations, prompt_encoding_, response_length));
-    return MoveTo(batch, setup_.device);
-  }
   SftRows rows;
   ASSIGN_OR_RETURN(rows.prompts, input.Strings("prompt"));
   ASSIGN_OR_RETURN(rows.formats, input.Strings("prompt_format"));
   ASSIGN_OR_RETURN(rows.responses, input.Strings("response"));
+  ASSIGN_OR_RETURN(rows.response_formats, input.Strings("response_format"));
   ASSIGN_OR_RETURN(const PolicyBatch batch, BuildSftBatch(*tokenizer_, rows, prompt_encoding_, response_length));
   return MoveTo(batch, setup_.device);
 }

@@ -2,32 +2,76 @@
 
 #include <ATen/ATen.h>
 
+#include <nlohmann/json.hpp>
+
 #include "absl/strings/str_cat.h"
 #include "common/check.h"
 #include "common/status_macros.h"
+#include "models/json_prompt.h"
+#include "workers/conversation_sft.h"
 
 namespace rollout::workers {
+
+namespace {
+
+absl::StatusOr<SftRowTokens> TextResponseRow(const models::Tokenizer& tokenizer, const SftRows& rows, size_t i,
+                                             const PromptEncoding& encoding, int64_t max_response_length,
+                                             const std::string& where) {
+  SftRowTokens tokens;
+  ASSIGN_OR_RETURN(tokens.prompt,
+                   EncodePrompt(tokenizer, rows.prompts[i], rows.formats[i] == "chat", encoding, where));
+  std::vector<int32_t> response = tokenizer.Encode(rows.responses[i]);
+  if (!tokenizer.eos_token_ids().empty()) response.push_back(tokenizer.eos_token_ids().front());
+  ASSIGN_OR_RETURN(tokens.response,
+                   TruncateTokens(std::move(response), max_response_length, "data.max_response_length",
+                                  encoding.truncation, absl::StrCat(where, ": the response")));
+  tokens.counted.assign(tokens.response.size(), 1);
+  return tokens;
+}
+
+absl::StatusOr<std::vector<models::ChatMessage>> ParseMessages(const std::string& text, const std::string& where) {
+  absl::StatusOr<std::vector<models::ChatMessage>> messages =
+      models::ParseChatMessages(nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false));
+  if (!messages.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ": ", messages.status().message()));
+  return messages;
+}
+
+absl::StatusOr<SftRowTokens> MessagesResponseRow(const models::Tokenizer& tokenizer, const SftRows& rows, size_t i,
+                                                 const PromptEncoding& encoding, int64_t max_response_length,
+                                                 const std::string& where) {
+  if (rows.formats[i] != "chat") {
+    return absl::InvalidArgumentError(absl::StrCat(where, ": a messages response needs a chat prompt"));
+  }
+  ASSIGN_OR_RETURN(std::vector<models::ChatMessage> messages, ParseMessages(rows.prompts[i], where + " (prompt)"));
+  ASSIGN_OR_RETURN(const std::vector<models::ChatMessage> response,
+                   ParseMessages(rows.responses[i], where + " (response)"));
+  messages.insert(messages.end(), response.begin(), response.end());
+  return ConversationSftRow(tokenizer, messages, encoding, max_response_length, where);
+}
+
+}  // namespace
 
 absl::StatusOr<PolicyBatch> BuildSftBatch(const models::Tokenizer& tokenizer, const SftRows& rows,
                                           const PromptEncoding& encoding,
                                           int64_t max_response_length) {
-  if (rows.formats.size() != rows.prompts.size() || rows.responses.size() != rows.prompts.size()) {
-    return absl::InvalidArgumentError("sft rows: prompt, prompt_format and response columns differ in length");
+  const size_t count = rows.prompts.size();
+  if (rows.formats.size() != count || rows.responses.size() != count || rows.response_formats.size() != count) {
+    return absl::InvalidArgumentError(
+        "sft rows: prompt, prompt_format, response and response_format columns differ in length");
   }
-  std::vector<SftRowTokens> tokens(rows.prompts.size());
-  for (size_t i = 0; i < rows.prompts.size(); ++i) {
+  std::vector<SftRowTokens> tokens(count);
+  for (size_t i = 0; i < count; ++i) {
     const std::string where = absl::StrCat("sft row ", i);
     if (rows.formats[i] != "text" && rows.formats[i] != "chat") {
       return absl::InvalidArgumentError(absl::StrCat(where, ": prompt_format '", rows.formats[i], "'"));
     }
-    ASSIGN_OR_RETURN(tokens[i].prompt,
-                     EncodePrompt(tokenizer, rows.prompts[i], rows.formats[i] == "chat", encoding, where));
-    std::vector<int32_t> response = tokenizer.Encode(rows.responses[i]);
-    if (!tokenizer.eos_token_ids().empty()) response.push_back(tokenizer.eos_token_ids().front());
-    ASSIGN_OR_RETURN(tokens[i].response,
-                     TruncateTokens(std::move(response), max_response_length, "data.max_response_length",
-                                    encoding.truncation, absl::StrCat(where, ": the response")));
-    tokens[i].counted.assign(tokens[i].response.size(), 1);
+    if (rows.response_formats[i] == "text") {
+      ASSIGN_OR_RETURN(tokens[i], TextResponseRow(tokenizer, rows, i, encoding, max_response_length, where));
+    } else if (rows.response_formats[i] == "messages") {
+      ASSIGN_OR_RETURN(tokens[i], MessagesResponseRow(tokenizer, rows, i, encoding, max_response_length, where));
+    } else {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": response_format '", rows.response_formats[i], "'"));
+    }
   }
   return LayOutSftRows(tokens, encoding.max_prompt_length, max_response_length,
                        tokenizer.pad_token_id().value_or(0));

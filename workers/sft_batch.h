@@ -1,9 +1,12 @@
-// Prompt/response pairs as a PolicyBatch for supervised fine-tuning: the prompt encoded
-// as the rollout encodes it (prompt_encoding.h) and left-padded to max_prompt_length,
-// the response's tokens plus the end-of-sequence token right-padded to
-// max_response_length, so the model learns to answer and then stop. A response longer
-// than that is cut (truncation left/right/middle keep as for prompts) or, with
-// truncation "error", an InvalidArgument naming the row.
+// Prompt/response pairs as a PolicyBatch for supervised fine-tuning (and DPO's chosen
+// and rejected), in verl's layout: the prompt left-padded to max_prompt_length, the
+// response right-padded to max_response_length with the mask of the tokens the loss
+// counts. A text response is its tokens plus the end-of-sequence token, so the model
+// learns to answer and then stop, after the prompt encoded as the rollout encodes it
+// (prompt_encoding.h). A messages response continues its chat prompt's conversation:
+// conversation_sft.h's tokens, the prompt ending where the first counted token starts.
+// A part longer than its length is cut as data.truncation says (left/right/middle) or,
+// with "error", an InvalidArgument naming the row and the length.
 #pragma once
 
 #include <cstdint>
@@ -21,6 +24,7 @@ struct SftRows {
   std::vector<std::string> prompts;
   std::vector<std::string> formats;  // "text" | "chat" per row
   std::vector<std::string> responses;
+  std::vector<std::string> response_formats;  // "text" | "messages" (JSON) per row
 };
 
 absl::StatusOr<PolicyBatch> BuildSftBatch(const models::Tokenizer& tokenizer, const SftRows& rows,

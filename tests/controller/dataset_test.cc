@@ -247,18 +247,19 @@ TEST(SftDataset, LoadsPromptResponsePairs) {
   const Dataset<SftExample> dataset = LoadSftDataset({path}, {}).value();
   ASSERT_EQ(dataset.examples.size(), 2u);
   EXPECT_EQ(dataset.examples[0].prompt.content, "12+35=");
-  EXPECT_EQ(dataset.examples[0].response, "47");
+  EXPECT_EQ(dataset.examples[0].response.content, "47");
+  EXPECT_EQ(dataset.examples[0].response.format, Response::Format::kText);
   EXPECT_EQ(dataset.examples[1].prompt.format, Prompt::Format::kChat);
-  EXPECT_EQ(dataset.examples[1].response, "hello");
+  EXPECT_EQ(dataset.examples[1].response.content, "hello");
   EXPECT_EQ(dataset.examples[1].where, path + ":2");
 }
 
-TEST(SftDataset, ResponseMustBeAString) {
+TEST(SftDataset, ResponseMustBeTextOrChatMessages) {
   TempDir dir("dataset");
   const std::string path = dir.Write("sft.jsonl", R"({"prompt": "p", "response": 47})");
   const absl::StatusOr<Dataset<SftExample>> dataset = LoadSftDataset({path}, {});
   EXPECT_EQ(dataset.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_EQ(dataset.status().message(), path + ":1: \"response\" must be a string, not number");
+  EXPECT_EQ(dataset.status().message(), path + ":1: \"response\" must be text or a list of chat messages, not number");
 }
 
 // verl's GSM8K SFT example: data.prompt_key=extra_info data.response_key=extra_info
@@ -276,7 +277,7 @@ TEST(SftDataset, ReadsVerlsGsm8kPairsThroughDictKeys) {
   const SftExample& first = dataset->examples[0];
   EXPECT_EQ(first.prompt.format, Prompt::Format::kText);
   EXPECT_THAT(first.prompt.content, ::testing::StartsWith("Natalia sold clips"));
-  EXPECT_THAT(first.response, ::testing::EndsWith("#### 72"));
+  EXPECT_THAT(first.response.content, ::testing::EndsWith("#### 72"));
 }
 
 TEST(SftDataset, AConversationRowPointsAtMultiturn) {
@@ -296,7 +297,7 @@ TEST(SftDataset, ResponseKeyNamesTheResponse) {
   const Dataset<SftExample> dataset = LoadSftDataset({path}, options).value();
   ASSERT_EQ(dataset.examples.size(), 1u);
   EXPECT_EQ(dataset.examples[0].prompt.content, "2+2=");
-  EXPECT_EQ(dataset.examples[0].response, "4");
+  EXPECT_EQ(dataset.examples[0].response.content, "4");
 }
 
 TEST(SftDataset, AMissingOrNonObjectStepOfADictKeyPathIsNamed) {
@@ -313,7 +314,7 @@ TEST(SftDataset, AMissingOrNonObjectStepOfADictKeyPathIsNamed) {
       {R"({"extra_info": {"question": "q", "answer": [1]}})",
        ":1: \"extra_info.answer\" must be an object to look up \"text\" in, not array"},
       {R"({"extra_info": {"question": "q", "answer": {"text": 4}}})",
-       ":1: \"extra_info.answer.text\" must be a string, not number"},
+       ":1: \"extra_info.answer.text\" must be text or a list of chat messages, not number"},
       {R"({"extra_info": {"question": " ", "answer": {"text": "4"}}})",
        ":1: \"extra_info.question\" is empty"},
   };
@@ -346,11 +347,34 @@ TEST(ConversationDataset, LoadsMessagesUnderTheMessagesKey) {
   options.messages_key = "conversation";
   const std::string path = dir.Write(
       "chats.jsonl", R"({"conversation": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "hello"}]})");
-  const Dataset<ConversationExample> dataset = LoadConversationDataset({path}, options).value();
+  const Dataset<SftExample> dataset = LoadConversationDataset({path}, options).value();
   ASSERT_EQ(dataset.examples.size(), 1u);
-  EXPECT_EQ(dataset.examples[0].messages,
-            R"([{"content":"hi","role":"user"},{"content":"hello","role":"assistant"}])");
+  EXPECT_EQ(dataset.examples[0].prompt.format, Prompt::Format::kChat);
+  EXPECT_EQ(dataset.examples[0].prompt.content, R"([{"content":"hi","role":"user"}])");
+  EXPECT_EQ(dataset.examples[0].response.format, Response::Format::kMessages);
+  EXPECT_EQ(dataset.examples[0].response.content, R"([{"content":"hello","role":"assistant"}])");
   EXPECT_EQ(dataset.examples[0].where, path + ":1");
+}
+
+// TRL's conversational prompt-completion rows: the response continues the chat.
+TEST(SftDataset, AResponseMayBeChatMessagesAfterAChatPrompt) {
+  TempDir dir("dataset");
+  const std::string path =
+      dir.Write("sft.jsonl", R"({"prompt": [{"role": "user", "content": "hi"}], "response": [{"role": "assistant", "content": "hello"}]})");
+  const Dataset<SftExample> dataset = LoadSftDataset({path}, {}).value();
+  ASSERT_EQ(dataset.examples.size(), 1u);
+  EXPECT_EQ(dataset.examples[0].response.format, Response::Format::kMessages);
+  EXPECT_EQ(dataset.examples[0].response.content, R"([{"content":"hello","role":"assistant"}])");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"prompt": "hi", "response": [{"role": "assistant", "content": "hello"}]})",
+       ":1: \"response\" is chat messages, which continue a chat prompt, but the prompt is text"},
+      {R"({"prompt": [{"role": "user", "content": "hi"}], "response": [{"role": "user", "content": "and?"}]})",
+       ":1: \"response\" has no assistant message to train on"},
+  };
+  for (const auto& [row, expected] : cases) {
+    const std::string bad = dir.Write("bad.jsonl", row);
+    EXPECT_EQ(LoadSftDataset({bad}, {}).status().message(), bad + expected) << row;
+  }
 }
 
 TEST(ConversationDataset, BadConversationsAreNamedByFileAndLine) {
@@ -376,8 +400,41 @@ TEST(PreferenceDataset, LoadsPromptChosenRejected) {
   const Dataset<PreferenceExample> dataset = LoadPreferenceDataset({path}, {}).value();
   ASSERT_EQ(dataset.examples.size(), 1u);
   EXPECT_EQ(dataset.examples[0].prompt.content, "12+35=");
-  EXPECT_EQ(dataset.examples[0].chosen, "47");
-  EXPECT_EQ(dataset.examples[0].rejected, "46");
+  EXPECT_EQ(dataset.examples[0].chosen.content, "47");
+  EXPECT_EQ(dataset.examples[0].rejected.content, "46");
+}
+
+// TRL's conversational preference rows, with the prompt and without (its implicit
+// prompt: the messages chosen and rejected begin with).
+TEST(PreferenceDataset, ConversationalRowsWithAndWithoutAPrompt) {
+  TempDir dir("dataset");
+  const std::string path = dir.Write(
+      "dpo.jsonl",
+      R"({"prompt": [{"role": "user", "content": "2+2?"}], "chosen": [{"role": "assistant", "content": "4"}],)"
+      R"( "rejected": [{"role": "assistant", "content": "5"}]})"
+      "\n"
+      R"({"chosen": [{"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"}],)"
+      R"( "rejected": [{"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "5"}]})");
+  const Dataset<PreferenceExample> dataset = LoadPreferenceDataset({path}, {}).value();
+  ASSERT_EQ(dataset.examples.size(), 2u);
+  for (const PreferenceExample& example : dataset.examples) {
+    EXPECT_EQ(example.prompt.format, Prompt::Format::kChat);
+    EXPECT_EQ(example.prompt.content, R"([{"content":"2+2?","role":"user"}])");
+    EXPECT_EQ(example.chosen.format, Response::Format::kMessages);
+    EXPECT_EQ(example.chosen.content, R"([{"content":"4","role":"assistant"}])");
+    EXPECT_EQ(example.rejected.content, R"([{"content":"5","role":"assistant"}])");
+  }
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"prompt": [{"role": "user", "content": "q"}], "chosen": "4", "rejected": [{"role": "assistant", "content": "5"}]})",
+       ":1: \"rejected\" and \"chosen\" must both be text or both chat messages"},
+      {R"({"chosen": [{"role": "assistant", "content": "4"}], "rejected": [{"role": "assistant", "content": "5"}]})",
+       ":1: \"prompt\" is missing, and chosen and rejected begin with no shared messages to take as the prompt"},
+      {R"({"chosen": "4", "rejected": "5"})", ":1: \"prompt\" is missing"},
+  };
+  for (const auto& [row, expected] : cases) {
+    const std::string bad = dir.Write("bad.jsonl", row);
+    EXPECT_EQ(LoadPreferenceDataset({bad}, {}).status().message(), bad + expected) << row;
+  }
 }
 
 TEST(PreferenceDataset, MissingRejectedIsAnErrorUnlessSkipped) {

@@ -279,9 +279,9 @@ TEST(GenDataCommand, WritesEveryFileAndTheyLoadAsDatasets) {
   EXPECT_EQ(first.prompt.format, controller::Prompt::Format::kText);
   const std::string problem = first.prompt.content.substr(0, first.prompt.content.size() - 1);
   EXPECT_EQ(first.ground_truth, std::to_string(Evaluate(problem)));  // "12+35=" -> "47"
-  EXPECT_EQ(sft_train->examples[0].response, first.ground_truth);
-  EXPECT_EQ(dpo_train->examples[0].chosen, first.ground_truth);
-  EXPECT_NE(dpo_train->examples[0].rejected, first.ground_truth);
+  EXPECT_EQ(sft_train->examples[0].response.content, first.ground_truth);
+  EXPECT_EQ(dpo_train->examples[0].chosen.content, first.ground_truth);
+  EXPECT_NE(dpo_train->examples[0].rejected.content, first.ground_truth);
   EXPECT_EQ(first.extra_info, R"({"index":0,"split":"train"})");
 }
 

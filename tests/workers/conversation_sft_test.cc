@@ -1,8 +1,10 @@
-// Multi-turn SFT rows: a conversation's tokens are the chat template's whole rendering,
-// the loss counts each assistant reply and its end-of-turn tokens but not its header nor
-// the other messages, and the rows take verl's SFT layout with too-long parts refused
-// or cut as data.truncation says.
+// Conversations for SFT and DPO: a conversation's tokens are the chat template's whole
+// rendering, the loss counts each assistant reply and its end-of-turn tokens but not its
+// header nor the other messages, and a chat prompt with a messages response takes verl's
+// SFT layout with too-long parts refused or cut as data.truncation says.
 #include "workers/conversation_sft.h"
+
+#include "workers/sft_batch.h"
 
 #include <ATen/ATen.h>
 #include <gmock/gmock.h>
@@ -24,10 +26,16 @@ std::unique_ptr<models::Tokenizer> Fixture(const std::string& chat_format = "") 
 
 const std::vector<models::ChatMessage> kTwoReplies = {
     {"system", "Be brief."}, {"user", "2+2?"}, {"assistant", "4"}, {"user", "3+3?"}, {"assistant", "6"}};
-const char kTwoRepliesJson[] =
-    R"([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"},)"
-    R"( {"role": "assistant", "content": "4"}, {"role": "user", "content": "3+3?"},)"
-    R"( {"role": "assistant", "content": "6"}])";
+// kTwoReplies as an SFT row: the messages before the first reply, and the rest.
+SftRows TwoRepliesRow() {
+  SftRows rows;
+  rows.prompts = {R"([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "2+2?"}])"};
+  rows.formats = {"chat"};
+  rows.responses = {R"([{"role": "assistant", "content": "4"}, {"role": "user", "content": "3+3?"},)"
+                    R"( {"role": "assistant", "content": "6"}])"};
+  rows.response_formats = {"messages"};
+  return rows;
+}
 
 // The tokens of `ids` whose `counted` flag is 1, decoded.
 std::string CountedText(const models::Tokenizer& tokenizer, const std::vector<int32_t>& ids,
@@ -62,14 +70,14 @@ TEST(EncodeConversation, ATemplateThatRewritesEarlierTurnsIsRefusedNamingTheMess
   EXPECT_THAT(CountedText(*tokenizer, single.ids, single.counted), ::testing::EndsWith("4<|im_end|>\n"));
 }
 
-TEST(BuildConversationSftBatch, ThePromptEndsWhereTheFirstReplyStartsAndTheLossSkipsLaterUserTurns) {
+TEST(BuildSftBatch, AMessagesResponsesPromptEndsWhereTheFirstReplyStartsAndTheLossSkipsLaterUserTurns) {
   const auto tokenizer = Fixture();
   const ConversationTokens tokens = EncodeConversation(*tokenizer, kTwoReplies, "row").value();
   const size_t first = std::find(tokens.counted.begin(), tokens.counted.end(), 1) - tokens.counted.begin();
   PromptEncoding encoding;
   encoding.max_prompt_length = 40;
   const int64_t response_length = 40;
-  const PolicyBatch batch = BuildConversationSftBatch(*tokenizer, {kTwoRepliesJson}, encoding, response_length).value();
+  const PolicyBatch batch = BuildSftBatch(*tokenizer, TwoRepliesRow(), encoding, response_length).value();
   EXPECT_TRUE(CheckPolicyBatch(batch).ok());
   EXPECT_EQ(batch.attention_mask.sum().item<int64_t>(), static_cast<int64_t>(tokens.ids.size()));
   EXPECT_EQ(batch.attention_mask[0].narrow(0, 0, 40).sum().item<int64_t>(), static_cast<int64_t>(first));
@@ -84,30 +92,34 @@ TEST(BuildConversationSftBatch, ThePromptEndsWhereTheFirstReplyStartsAndTheLossS
   EXPECT_LT(batch.response_mask.sum().item<int64_t>(), rest);  // the second user turn is not counted
 }
 
-TEST(BuildConversationSftBatch, TooLongPartsFollowTruncationAndAConversationWithoutAReplyIsRefused) {
+TEST(BuildSftBatch, TooLongConversationPartsFollowTruncationAndOnesWithoutAReplyAreRefused) {
   const auto tokenizer = Fixture();
   PromptEncoding encoding;
   encoding.max_prompt_length = 40;
-  EXPECT_THAT(BuildConversationSftBatch(*tokenizer, {kTwoRepliesJson}, encoding, 4).status().message(),
+  EXPECT_THAT(BuildSftBatch(*tokenizer, TwoRepliesRow(), encoding, 4).status().message(),
               HasSubstr("sft row 0: the conversation from its first reply has"));
-  EXPECT_THAT(BuildConversationSftBatch(*tokenizer, {kTwoRepliesJson}, encoding, 4).status().message(),
+  EXPECT_THAT(BuildSftBatch(*tokenizer, TwoRepliesRow(), encoding, 4).status().message(),
               HasSubstr("more than data.max_response_length (4)"));
   encoding.max_prompt_length = 3;
-  EXPECT_THAT(BuildConversationSftBatch(*tokenizer, {kTwoRepliesJson}, encoding, 40).status().message(),
+  EXPECT_THAT(BuildSftBatch(*tokenizer, TwoRepliesRow(), encoding, 40).status().message(),
               HasSubstr("sft row 0: the conversation before its first reply has"));
   encoding.max_prompt_length = 40;
   encoding.truncation = "right";
-  const PolicyBatch cut = BuildConversationSftBatch(*tokenizer, {kTwoRepliesJson}, encoding, 4).value();
+  const PolicyBatch cut = BuildSftBatch(*tokenizer, TwoRepliesRow(), encoding, 4).value();
   const ConversationTokens tokens = EncodeConversation(*tokenizer, kTwoReplies, "row").value();
   const size_t first = std::find(tokens.counted.begin(), tokens.counted.end(), 1) - tokens.counted.begin();
   for (int64_t t = 0; t < 4; ++t) {
     EXPECT_EQ(cut.responses[0][t].item<int64_t>(), tokens.ids[first + t]);
     EXPECT_EQ(cut.response_mask[0][t].item<int64_t>(), tokens.counted[first + t]);
   }
-  EXPECT_THAT(BuildConversationSftBatch(*tokenizer, {R"([{"role": "user", "content": "hi"}])"}, encoding, 40)
-                  .status()
-                  .message(),
+  SftRows unanswered = TwoRepliesRow();
+  unanswered.responses = {R"([{"role": "user", "content": "hi"}])"};
+  EXPECT_THAT(BuildSftBatch(*tokenizer, unanswered, encoding, 40).status().message(),
               HasSubstr("sft row 0: no assistant reply has a token to train on"));
+  SftRows text_prompt = TwoRepliesRow();
+  text_prompt.formats = {"text"};
+  EXPECT_THAT(BuildSftBatch(*tokenizer, text_prompt, encoding, 40).status().message(),
+              HasSubstr("sft row 0: a messages response needs a chat prompt"));
 }
 
 }  // namespace

@@ -17,6 +17,7 @@ TEST(BuildSftBatch, AnswerAndEosAreTheMaskedResponse) {
   rows.prompts = {"12+35="};
   rows.formats = {"text"};
   rows.responses = {"47"};
+  rows.response_formats = {"text"};
   PromptEncoding encoding;
   encoding.max_prompt_length = 12;
   const PolicyBatch batch = BuildSftBatch(*tokenizer, rows, encoding, 6).value();
@@ -39,6 +40,7 @@ TEST(BuildSftBatch, TooLongAnswersFollowTruncation) {
   rows.prompts = {"q"};
   rows.formats = {"text"};
   rows.responses = {"a very long answer that does not fit"};
+  rows.response_formats = {"text"};
   PromptEncoding encoding;
   encoding.max_prompt_length = 4;
   EXPECT_THAT(BuildSftBatch(*tokenizer, rows, encoding, 3).status().message(),
