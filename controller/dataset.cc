@@ -200,24 +200,26 @@ absl::StatusOr<SftExample> ParseConversationRow(const json& row, const DatasetOp
 // TRL's implicit prompt: no prompt, and chosen and rejected whole conversations; the
 // messages both begin with are the prompt.
 absl::StatusOr<PreferenceExample> ParseImplicitPromptRow(const json& row, const DatasetOptions& options) {
-  const auto chosen = row.find("chosen");
-  const auto rejected = row.find("rejected");
+  const auto chosen = row.find(options.chosen_key);
+  const auto rejected = row.find(options.rejected_key);
   if (chosen == row.end() || rejected == row.end() || !chosen->is_array() || !rejected->is_array()) {
     return RowError(options.prompt_key, "is missing");
   }
-  RETURN_IF_ERROR(CheckChatMessages(*chosen, "chosen"));
-  RETURN_IF_ERROR(CheckChatMessages(*rejected, "rejected"));
+  RETURN_IF_ERROR(CheckChatMessages(*chosen, options.chosen_key));
+  RETURN_IF_ERROR(CheckChatMessages(*rejected, options.rejected_key));
   const auto [chosen_reply, rejected_reply] =
       std::mismatch(chosen->begin(), chosen->end(), rejected->begin(), rejected->end());
   if (chosen_reply == chosen->begin()) {
-    return RowError(options.prompt_key,
-                    "is missing, and chosen and rejected begin with no shared messages to take as the prompt");
+    return RowError(options.prompt_key, absl::StrCat("is missing, and \"", options.chosen_key, "\" and \"",
+                                                     options.rejected_key,
+                                                     "\" begin with no shared messages to take as the prompt"));
   }
   PreferenceExample example;
   example.prompt = Prompt{Prompt::Format::kChat, Messages(chosen->begin(), chosen_reply).dump()};
-  ASSIGN_OR_RETURN(example.chosen, MessagesResponse(Messages(chosen_reply, chosen->end()), "chosen", example.prompt));
+  ASSIGN_OR_RETURN(example.chosen,
+                   MessagesResponse(Messages(chosen_reply, chosen->end()), options.chosen_key, example.prompt));
   ASSIGN_OR_RETURN(example.rejected,
-                   MessagesResponse(Messages(rejected_reply, rejected->end()), "rejected", example.prompt));
+                   MessagesResponse(Messages(rejected_reply, rejected->end()), options.rejected_key, example.prompt));
   return example;
 }
 
@@ -225,10 +227,11 @@ absl::StatusOr<PreferenceExample> ParsePreferenceRow(const json& row, const Data
   if (!row.contains(options.prompt_key)) return ParseImplicitPromptRow(row, options);
   PreferenceExample example;
   ASSIGN_OR_RETURN(example.prompt, ParsePrompt(row, options));
-  ASSIGN_OR_RETURN(example.chosen, ParseResponse(row, "chosen", {}, example.prompt));
-  ASSIGN_OR_RETURN(example.rejected, ParseResponse(row, "rejected", {}, example.prompt));
+  ASSIGN_OR_RETURN(example.chosen, ParseResponse(row, options.chosen_key, {}, example.prompt));
+  ASSIGN_OR_RETURN(example.rejected, ParseResponse(row, options.rejected_key, {}, example.prompt));
   if (example.chosen.format != example.rejected.format) {
-    return RowError("rejected", "and \"chosen\" must both be text or both chat messages");
+    return RowError(options.rejected_key,
+                    absl::StrCat("and \"", options.chosen_key, "\" must both be text or both chat messages"));
   }
   return example;
 }

@@ -95,6 +95,8 @@ struct DatasetOptions {
   std::string response_key = "response";  // SFT pairs only
   std::vector<std::string> response_dict_keys;
   std::string reward_fn_key = "data_source";  // prompt rows only
+  std::string chosen_key = "chosen";           // preference rows only
+  std::string rejected_key = "rejected";
   bool text_prompts_as_user_message = false;
   std::string messages_key = "messages";  // conversations only
   bool skip_bad_rows = false;
@@ -125,7 +127,8 @@ absl::StatusOr<Dataset<SftExample>> LoadSftDataset(const std::vector<std::string
 // becomes the pair of the messages before the first assistant message and the rest.
 absl::StatusOr<Dataset<SftExample>> LoadConversationDataset(const std::vector<std::string>& files,
                                                             const DatasetOptions& options);
-// Each row requires the prompt (or the implicit prompt above), "chosen" and "rejected".
+// Each row requires the prompt (or the implicit prompt above), and chosen and rejected
+// under chosen_key and rejected_key.
 absl::StatusOr<Dataset<PreferenceExample>> LoadPreferenceDataset(
     const std::vector<std::string>& files, const DatasetOptions& options);
 

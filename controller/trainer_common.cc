@@ -13,6 +13,8 @@ DatasetOptions DatasetOptionsFrom(const config::DataConfig& data) {
   options.response_dict_keys.assign(data.response_dict_keys().begin(),
                                     data.response_dict_keys().end());
   options.reward_fn_key = data.reward_fn_key();
+  options.chosen_key = data.chosen_key();
+  options.rejected_key = data.rejected_key();
   options.text_prompts_as_user_message = data.text_prompts() == "user_message";
   options.messages_key = data.multiturn().messages_key();
   options.skip_bad_rows = data.skip_bad_rows();

@@ -428,13 +428,29 @@ TEST(PreferenceDataset, ConversationalRowsWithAndWithoutAPrompt) {
       {R"({"prompt": [{"role": "user", "content": "q"}], "chosen": "4", "rejected": [{"role": "assistant", "content": "5"}]})",
        ":1: \"rejected\" and \"chosen\" must both be text or both chat messages"},
       {R"({"chosen": [{"role": "assistant", "content": "4"}], "rejected": [{"role": "assistant", "content": "5"}]})",
-       ":1: \"prompt\" is missing, and chosen and rejected begin with no shared messages to take as the prompt"},
+       ":1: \"prompt\" is missing, and \"chosen\" and \"rejected\" begin with no shared messages to take as the "
+       "prompt"},
       {R"({"chosen": "4", "rejected": "5"})", ":1: \"prompt\" is missing"},
   };
   for (const auto& [row, expected] : cases) {
     const std::string bad = dir.Write("bad.jsonl", row);
     EXPECT_EQ(LoadPreferenceDataset({bad}, {}).status().message(), bad + expected) << row;
   }
+}
+
+// OpenRLHF's --chosen_key / --rejected_key.
+TEST(PreferenceDataset, ChosenAndRejectedKeysNameTheResponses) {
+  TempDir dir("dataset");
+  DatasetOptions options;
+  options.chosen_key = "response_j";
+  options.rejected_key = "response_k";
+  const std::string path = dir.Write("dpo.jsonl", R"({"prompt": "q", "response_j": "a", "response_k": "b"})");
+  const Dataset<PreferenceExample> dataset = LoadPreferenceDataset({path}, options).value();
+  ASSERT_EQ(dataset.examples.size(), 1u);
+  EXPECT_EQ(dataset.examples[0].chosen.content, "a");
+  EXPECT_EQ(dataset.examples[0].rejected.content, "b");
+  const std::string bad = dir.Write("bad.jsonl", R"({"prompt": "q", "response_j": "a"})");
+  EXPECT_EQ(LoadPreferenceDataset({bad}, options).status().message(), bad + ":1: \"response_k\" is missing");
 }
 
 TEST(PreferenceDataset, MissingRejectedIsAnErrorUnlessSkipped) {
