@@ -18,6 +18,26 @@ at::Tensor SummedLogProbs(const models::CausalLM& model, const PolicyBatch& batc
   return (scores.log_probs * batch.response_mask.to(at::kFloat)).sum(1);
 }
 
+// The DPO loss of `chosen` and `rejected` (summed log-probs of `batch`'s rows), plus
+// rpo_alpha x the chosen rows' token-mean NLL; its metrics under `prefix`.
+absl::StatusOr<at::Tensor> PreferenceLoss(const at::Tensor& chosen, const at::Tensor& rejected,
+                                          const at::Tensor& reference_chosen, const at::Tensor& reference_rejected,
+                                          const at::Tensor& chosen_mask, const DpoOptions& options,
+                                          const std::string& prefix, TensorMetricLists* metrics) {
+  ASSIGN_OR_RETURN(const algorithms::DpoLossResult dpo,
+                   algorithms::DpoLoss(chosen, rejected, reference_chosen.to(chosen.device()),
+                                       reference_rejected.to(chosen.device()), options.loss));
+  at::Tensor loss = dpo.loss;
+  for (const auto& [name, value] : dpo.Metrics()) (*metrics)[prefix + name].push_back(value);
+  if (options.rpo_alpha > 0) {
+    const at::Tensor nll = -chosen.sum() / chosen_mask.sum().clamp_min(1).to(chosen.scalar_type());
+    (*metrics)[prefix + "nll_loss"].push_back(nll.detach());
+    loss = loss + options.rpo_alpha * nll;
+  }
+  (*metrics)[prefix + "loss"].push_back(loss.detach());
+  return loss;
+}
+
 absl::Status CheckPreferenceBatch(const PreferenceBatch& batch) {
   RETURN_IF_ERROR(CheckPolicyBatch(batch.chosen));
   RETURN_IF_ERROR(CheckPolicyBatch(batch.rejected));
@@ -53,6 +73,9 @@ absl::StatusOr<std::unique_ptr<DpoLearner>> DpoLearner::Create(models::CausalLM*
     return absl::InvalidArgumentError("dpo: micro-batches are counted in pairs, not under a token budget");
   }
   if (trainable.empty()) return absl::InvalidArgumentError("dpo: nothing to train");
+  if (!(options.rpo_alpha >= 0)) {
+    return absl::InvalidArgumentError(absl::StrCat("dpo: rpo_alpha is ", options.rpo_alpha, "; must be >= 0"));
+  }
   ASSIGN_OR_RETURN(LrSchedule schedule, LrSchedule::Create(options.lr_schedule));
   // Validate the loss options once, on a dummy pair, so a bad recipe fails at start-up.
   const at::Tensor zero = at::zeros({1});
@@ -81,17 +104,14 @@ absl::StatusOr<std::map<std::string, double>> DpoLearner::Update(const Preferenc
   const absl::StatusOr<MiniBatchResult> steps = RunMiniBatches(
       batch.chosen.input_ids.size(0), {}, options_.plan, trainable_, optimizer_,
       [&](int64_t start, int64_t rows, double share) -> absl::Status {
-        const at::Tensor chosen = SummedLogProbs(*model_, SliceRows(batch.chosen, start, rows));
+        const PolicyBatch chosen_rows = SliceRows(batch.chosen, start, rows);
+        const at::Tensor chosen = SummedLogProbs(*model_, chosen_rows);
         const at::Tensor rejected = SummedLogProbs(*model_, SliceRows(batch.rejected, start, rows));
-        ASSIGN_OR_RETURN(
-            const algorithms::DpoLossResult loss,
-            algorithms::DpoLoss(chosen, rejected,
-                                batch.reference_chosen_logps.narrow(0, start, rows).to(chosen.device()),
-                                batch.reference_rejected_logps.narrow(0, start, rows).to(chosen.device()),
-                                options_.loss));
-        (loss.loss * share).backward();
-        metrics["train/loss"].push_back(loss.loss.detach());
-        for (const auto& [name, value] : loss.Metrics()) metrics["train/" + name].push_back(value);
+        ASSIGN_OR_RETURN(const at::Tensor loss,
+                         PreferenceLoss(chosen, rejected, batch.reference_chosen_logps.narrow(0, start, rows),
+                                        batch.reference_rejected_logps.narrow(0, start, rows),
+                                        chosen_rows.response_mask, options_, "train/", &metrics));
+        (loss * share).backward();
         return absl::OkStatus();
       },
       [&] { return finite_checks.Resolve(); });
@@ -111,11 +131,10 @@ absl::StatusOr<std::map<std::string, double>> DpoLearner::Evaluate(const Prefere
   RETURN_IF_ERROR(CheckPreferenceBatch(batch));
   ASSIGN_OR_RETURN(const at::Tensor chosen, SequenceLogProbs(*model_, batch.chosen, micro_batch_rows));
   ASSIGN_OR_RETURN(const at::Tensor rejected, SequenceLogProbs(*model_, batch.rejected, micro_batch_rows));
-  ASSIGN_OR_RETURN(const algorithms::DpoLossResult loss,
-                   algorithms::DpoLoss(chosen, rejected, batch.reference_chosen_logps.to(chosen.device()),
-                                       batch.reference_rejected_logps.to(chosen.device()), options_.loss));
-  TensorMetricLists metrics = {{"val/loss", {loss.loss.detach()}}};
-  for (const auto& [name, value] : loss.Metrics()) metrics["val/" + name] = {value};
+  TensorMetricLists metrics;
+  RETURN_IF_ERROR(PreferenceLoss(chosen, rejected, batch.reference_chosen_logps, batch.reference_rejected_logps,
+                                 batch.chosen.response_mask, options_, "val/", &metrics)
+                      .status());
   return MeanMetrics(metrics);
 }
 

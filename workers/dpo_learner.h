@@ -4,9 +4,11 @@
 // loss, over the shared mini-batch loop (rows are pairs), with the LR schedule stepped
 // once per update. The reference log-probs come from SequenceLogProbs under the
 // reference policy — with LoRA, this model with its adapters disabled.
+// With rpo_alpha > 0 (TRL's RPO) the loss adds rpo_alpha x the chosen responses'
+// token-mean NLL of each micro-batch.
 // Metrics: train/loss, train/rewards/chosen, train/rewards/rejected,
-// train/rewards/accuracies, train/rewards/margins (means over micro-batches),
-// train/grad_norm, train/lr.
+// train/rewards/accuracies, train/rewards/margins, and with RPO train/nll_loss (means
+// over micro-batches), train/grad_norm, train/lr.
 //
 // Thread-compatible; the model must outlive the learner and only the learner changes it.
 #pragma once
@@ -39,6 +41,7 @@ struct PreferenceBatch {
 struct DpoOptions {
   MiniBatchPlan plan;  // rows are pairs; fixed micro-batches (no token budget)
   algorithms::DpoLossOptions loss;
+  double rpo_alpha = 0;  // >= 0
   AdamWOptions adamw;  // lr is the schedule's
   LrScheduleOptions lr_schedule;
 };

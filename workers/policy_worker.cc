@@ -222,6 +222,7 @@ absl::Status PolicyWorker::CreateDpoLearner() {
   options.plan.grad_clip = actor.grad_clip();
   options.plan.data_parallel = setup_.data_parallel;
   options.loss.set_beta(dpo.beta()).set_loss_type(dpo.loss_type()).set_label_smoothing(dpo.label_smoothing());
+  options.rpo_alpha = dpo.rpo_alpha();
   options.adamw = AdamWFrom(actor.optim());
   options.lr_schedule = ScheduleFrom(actor.optim(), setup_.total_training_steps);
   ASSIGN_OR_RETURN(dpo_, DpoLearner::Create(model_.get(), Trainable(), options));

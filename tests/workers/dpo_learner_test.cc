@@ -11,6 +11,7 @@
 
 #include "tests/workers/tiny_policy.h"
 #include "workers/response_scores.h"
+#include "workers/sft_learner.h"
 
 namespace rollout::workers {
 namespace {
@@ -82,6 +83,29 @@ TEST(DpoLearner, TrainingPrefersTheChosenResponses) {
             (SequenceLogProbs(*model, pairs.rejected, 4).value() - pairs.reference_rejected_logps)
                 .mean()
                 .item<double>());
+}
+
+// TRL's rpo_alpha: the DPO loss plus alpha x the chosen responses' token-mean NLL, which
+// is SFT's loss on them.
+TEST(DpoLearner, RpoAddsTheChosenResponsesNll) {
+  auto model = TinyModel();
+  const PreferenceBatch pairs = MakePairs(*model);
+  DpoOptions options = Options();
+  options.rpo_alpha = 0.5;
+  auto dpo = DpoLearner::Create(model.get(), AllParameters(*model), options).value();
+  const auto metrics = dpo->Evaluate(pairs, 4).value();
+  SftOptions sft_options;
+  sft_options.plan = options.plan;
+  auto sft = SftLearner::Create(model.get(), AllParameters(*model), sft_options).value();
+  const double nll = sft->Loss(pairs.chosen, 4).value();
+  EXPECT_NEAR(metrics.at("val/nll_loss"), nll, 1e-5);
+  EXPECT_NEAR(metrics.at("val/loss"), std::log(2.0) + 0.5 * nll, 1e-5);
+  options.rpo_alpha = -1;
+  EXPECT_THAT(DpoLearner::Create(model.get(), AllParameters(*model), options).status().message(),
+              ::testing::HasSubstr("rpo_alpha is -1; must be >= 0"));
+  EXPECT_EQ(DpoLearner::Create(model.get(), AllParameters(*model), Options()).value()->Evaluate(pairs, 4)->count(
+                "val/nll_loss"),
+            0u);
 }
 
 TEST(DpoLearner, BadInputsAreErrors) {
