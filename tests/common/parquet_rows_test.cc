@@ -49,7 +49,7 @@ TEST_P(ParquetFixture, ReadsTheRowsPyarrowReads) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Pyarrow, ParquetFixture,
-                         ::testing::Values("gsm8k_verl", "typed_snappy", "typed_plain", "typed_v2_pages",
+                         ::testing::Values("gsm8k_verl", "trl_preferences", "typed_snappy", "typed_plain", "typed_v2_pages",
                                            "typed_gzip", "typed_zstd", "typed_v2_zstd", "typed_small_pages",
                                            "typed_v2_small_pages", "long_text_snappy"));
 

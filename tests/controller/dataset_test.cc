@@ -438,6 +438,20 @@ TEST(PreferenceDataset, ConversationalRowsWithAndWithoutAPrompt) {
   }
 }
 
+// trl-lib/ultrafeedback_binarized's Parquet layout (tests/data/parquet/make_fixtures.py):
+// whole chats under chosen and rejected, the prompt implicit, scores ignored.
+TEST(PreferenceDataset, LoadsTrlsUltrafeedbackParquetAsItIs) {
+  const std::string parquet = "tests/data/parquet/trl_preferences.parquet";
+  const absl::StatusOr<Dataset<PreferenceExample>> dataset = LoadPreferenceDataset({parquet}, {});
+  ASSERT_TRUE(dataset.ok()) << dataset.status();
+  ASSERT_EQ(dataset->examples.size(), 2u);
+  const PreferenceExample& first = dataset->examples[0];
+  EXPECT_EQ(first.prompt.content, R"([{"content":"What is 2 + 2?","role":"user"}])");
+  EXPECT_EQ(first.chosen.content, R"([{"content":"2 + 2 = 4.","role":"assistant"}])");
+  EXPECT_EQ(first.rejected.content, R"([{"content":"It is 5.","role":"assistant"}])");
+  EXPECT_EQ(dataset->examples[1].where, parquet + " row 2");
+}
+
 // OpenRLHF's --chosen_key / --rejected_key.
 TEST(PreferenceDataset, ChosenAndRejectedKeysNameTheResponses) {
   TempDir dir("dataset");

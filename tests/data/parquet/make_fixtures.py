@@ -3,7 +3,7 @@ to each NAME.parquet the rows pyarrow reads back, as NAME.jsonl (one JSON object
 — the reference the C++ reader must reproduce. pyarrow is not a dependency of the
 project; run this where it is installed (the GPU host has it) and commit the output:
 
-  python3 tests/data/parquet/make_fixtures.py OUT_DIR
+  python3 tests/data/parquet/make_fixtures.py OUT_DIR [NAME ...]   # NAME: only those row fixtures
 """
 import json
 import os
@@ -34,6 +34,24 @@ def gsm8k_rows():
             "reward_model": {"style": "rule", "ground_truth": truth},
             "extra_info": {"split": "train", "index": index, "answer": answer,
                            "question": question},
+        })
+    return rows
+
+
+def trl_preference_rows():
+    """Rows as trl-lib/ultrafeedback_binarized holds them: chosen and rejected whole chats
+    (their first message, the prompt, shared), scores beside them."""
+    rows = []
+    for question, good, bad, scores in [
+        ("What is 2 + 2?", "2 + 2 = 4.", "It is 5.", (9.0, 2.0)),
+        ("Name a prime number.", "7 is prime.", "8 is prime.", (8.5, 3.0)),
+    ]:
+        user = {"content": question, "role": "user"}
+        rows.append({
+            "chosen": [user, {"content": good, "role": "assistant"}],
+            "rejected": [user, {"content": bad, "role": "assistant"}],
+            "score_chosen": scores[0],
+            "score_rejected": scores[1],
         })
     return rows
 
@@ -70,6 +88,10 @@ def typed_table():
     })
 
 
+# The row fixtures, by name, for writing some of them only.
+FIXTURE_ROWS = {"gsm8k_verl": gsm8k_rows, "trl_preferences": trl_preference_rows}
+
+
 def write(out, name, table, expected=True, **options):
     path = os.path.join(out, name + ".parquet")
     pq.write_table(table, path, **options)
@@ -84,9 +106,15 @@ def write(out, name, table, expected=True, **options):
 
 def main():
     out = sys.argv[1]
+    only = set(sys.argv[2:])  # fixture names to write; none: all
     os.makedirs(out, exist_ok=True)
     print("pyarrow", pa.__version__)
+    if only:
+        for name in only:
+            write(out, name, pa.Table.from_pylist(FIXTURE_ROWS[name]()))
+        return
     write(out, "gsm8k_verl", pa.Table.from_pylist(gsm8k_rows()))
+    write(out, "trl_preferences", pa.Table.from_pylist(trl_preference_rows()))
     table = typed_table()
     write(out, "typed_snappy", table)  # pyarrow's defaults: snappy, dictionaries, v1 pages
     write(out, "typed_plain", table, compression="NONE", use_dictionary=False)
