@@ -27,10 +27,12 @@ std::map<std::string, config::ResourcePool> PoolsOf(const config::Recipe& recipe
 // The roles the recipe needs, with the pool each names (possibly empty).
 std::vector<std::pair<std::string, std::string>> NeededRoles(const config::Recipe& recipe) {
   const config::Placement& p = recipe.placement();
-  std::vector<std::pair<std::string, std::string>> roles = {
-      {"actor", p.actor()}, {"rollout", p.rollout()}, {"ref", p.ref()}};
-  // SFT and DPO train the actor alone: a critic or reward model only where placed.
+  std::vector<std::pair<std::string, std::string>> roles = {{"actor", p.actor()}};
+  // SFT and DPO train the actor alone (DPO's reference is the actor's frozen copy): the
+  // other roles only where placed.
   const bool ppo = recipe.trainer().mode() != "sft" && recipe.trainer().mode() != "dpo";
+  if (ppo || !p.rollout().empty()) roles.emplace_back("rollout", p.rollout());
+  if (ppo || !p.ref().empty()) roles.emplace_back("ref", p.ref());
   if ((ppo && recipe.algorithm().adv_estimator() == "gae") || !p.critic().empty()) {
     roles.emplace_back("critic", p.critic());
   }

@@ -44,7 +44,7 @@ TEST(Placement, CriticOnlyForGae) {
     absl::StatusOr<Placement> offline =
         Resolve(absl::StrCat("trainer: {device: cpu, mode: ", mode, "}\nreward_model: {enable: true}\n"));
     ASSERT_TRUE(offline.ok()) << offline.status();
-    EXPECT_THAT(offline->workers[0].roles, ElementsAre("actor", "ref", "rollout")) << mode;
+    EXPECT_THAT(offline->workers[0].roles, ElementsAre("actor")) << mode;
   }
 }
 
