@@ -74,11 +74,12 @@ absl::StatusOr<SftRowTokens> ConversationSftRow(const models::Tokenizer& tokeniz
   SftRowTokens row;
   ASSIGN_OR_RETURN(row.prompt, TruncateTokens({tokens.ids.begin(), tokens.ids.begin() + first},
                                               encoding.max_prompt_length, "data.max_prompt_length",
-                                              encoding.truncation,
+                                              PromptTruncation(encoding.truncation),
                                               absl::StrCat(where, ": the conversation before its first reply")));
   ASSIGN_OR_RETURN(const std::vector<int32_t> kept,
                    KeptPositions(tokens.ids.size() - first, max_response_length, "data.max_response_length",
-                                 encoding.truncation, absl::StrCat(where, ": the conversation from its first reply")));
+                                 ResponseTruncation(encoding.truncation),
+                                 absl::StrCat(where, ": the conversation from its first reply")));
   for (const int32_t position : kept) {
     row.response.push_back(tokens.ids[first + static_cast<size_t>(position)]);
     row.counted.push_back(tokens.counted[first + static_cast<size_t>(position)]);

@@ -11,6 +11,16 @@
 
 namespace rollout::workers {
 
+std::string PromptTruncation(const std::string& truncation) {
+  if (truncation == "keep_end") return "left";
+  if (truncation == "keep_start") return "right";
+  return truncation;
+}
+
+std::string ResponseTruncation(const std::string& truncation) {
+  return truncation == "keep_end" || truncation == "keep_start" ? "right" : truncation;
+}
+
 absl::StatusOr<std::vector<int32_t>> TruncateTokens(std::vector<int32_t> ids, int64_t max_length,
                                                     const std::string& limit_key,
                                                     const std::string& truncation,
@@ -28,10 +38,11 @@ absl::StatusOr<std::vector<int32_t>> TruncateTokens(std::vector<int32_t> ids, in
   if (truncation == "error") {
     return absl::InvalidArgumentError(absl::StrCat(what, " has ", length, " tokens, more than ", limit_key,
                                                    " (", max_length,
-                                                   "); raise it, or set data.truncation to left, right or middle"));
+                                                   "); raise it, or set data.truncation to cut it (left, right, middle, keep_end, keep_start)"));
   }
   return absl::InvalidArgumentError(
-      absl::StrCat("unknown data.truncation '", truncation, "'; expected error, left, right or middle"));
+      absl::StrCat("unknown data.truncation '", truncation,
+                   "'; expected error, left, right, middle, keep_end or keep_start"));
 }
 
 absl::StatusOr<std::vector<int32_t>> EncodePrompt(const models::Tokenizer& tokenizer,
@@ -40,7 +51,7 @@ absl::StatusOr<std::vector<int32_t>> EncodePrompt(const models::Tokenizer& token
                                                   const std::string& where) {
   ASSIGN_OR_RETURN(std::vector<int32_t> ids, EncodeWholePrompt(tokenizer, prompt, is_chat, where));
   return TruncateTokens(std::move(ids), encoding.max_prompt_length, "data.max_prompt_length",
-                        encoding.truncation, where + ": the prompt");
+                        PromptTruncation(encoding.truncation), where + ": the prompt");
 }
 
 absl::StatusOr<std::vector<int32_t>> EncodeWholePrompt(const models::Tokenizer& tokenizer,

@@ -1,7 +1,8 @@
 // Prompts as the controller sends them (raw text, or chat messages as JSON) to token ids
 // for the rollout, with verl's `data.truncation` for prompts longer than
 // `data.max_prompt_length`: error (the default), left (keep the end), right (keep the
-// start) or middle (keep both ends).
+// start) or middle (keep both ends); TRL's keep_end and keep_start as PromptTruncation
+// maps them.
 #pragma once
 
 #include <cstdint>
@@ -19,8 +20,14 @@ namespace rollout::workers {
 
 struct PromptEncoding {
   int64_t max_prompt_length = 512;
-  std::string truncation = "error";  // error | left | right | middle
+  std::string truncation = "error";  // data.truncation: error | left | right | middle | keep_end | keep_start
 };
+
+// data.truncation as TruncateTokens takes it for a prompt and for a response: verl's
+// modes cut both alike; TRL's keep_end keeps a prompt's end (left) and a response's start
+// (right), keep_start the start (right) of both.
+std::string PromptTruncation(const std::string& truncation);
+std::string ResponseTruncation(const std::string& truncation);
 
 // `prompt` is raw text when `is_chat` is false (encoded as is, no template), else a JSON
 // array of {"role", "content"} rendered with the model's chat template and the
@@ -46,7 +53,8 @@ absl::StatusOr<std::unique_ptr<models::Tokenizer>> LoadActorTokenizer(const conf
 // format or prompt.
 absl::StatusOr<Batch> PromptLengths(const models::Tokenizer& tokenizer, const Batch& input);
 
-// Shortens `ids` to `max_length`, the recipe's `limit_key`, as `truncation` says; with
+// Shortens `ids` to `max_length`, the recipe's `limit_key`, as `truncation` (error, left,
+// right or middle) says; with
 // "error" (or an unknown mode) when it is too long, InvalidArgument "WHAT has N tokens,
 // more than LIMIT_KEY (MAX)..." (`what`: "prompt 7: the prompt").
 absl::StatusOr<std::vector<int32_t>> TruncateTokens(std::vector<int32_t> ids, int64_t max_length,

@@ -24,7 +24,7 @@ absl::StatusOr<SftRowTokens> TextResponseRow(const models::Tokenizer& tokenizer,
   if (!tokenizer.eos_token_ids().empty()) response.push_back(tokenizer.eos_token_ids().front());
   ASSIGN_OR_RETURN(tokens.response,
                    TruncateTokens(std::move(response), max_response_length, "data.max_response_length",
-                                  encoding.truncation, absl::StrCat(where, ": the response")));
+                                  ResponseTruncation(encoding.truncation), absl::StrCat(where, ": the response")));
   tokens.counted.assign(tokens.response.size(), 1);
   return tokens;
 }

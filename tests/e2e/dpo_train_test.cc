@@ -73,5 +73,28 @@ TEST(DpoTrain, TrlsConversationalPairsAreLearnedToo) {
   EXPECT_GT(steps[8]["val/rewards/margins"].get<double>(), 0);
 }
 
+// recipes/dpo_ultrafeedback_qwen2.5_0.5b.yaml, a GPU recipe, on the CPU at reduced size:
+// trl-lib/ultrafeedback_binarized's Parquet layout (implicit prompts), only paths, the
+// device, dtype and sizes changed.
+TEST(DpoTrain, TheUltrafeedbackRecipeTrainsOnTrlsRowsOnTheCpu) {
+  testing::TempDir dir("dpo_recipe_e2e");
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  const std::string parquet = source + "/tests/data/parquet/trl_preferences.parquet";
+  const testing::CommandResult train = RolloutIn(
+      dir.path(), {"train", source + "/recipes/dpo_ultrafeedback_qwen2.5_0.5b.yaml", "data.train_files=[" + parquet + "]",
+                   "data.val_files=[" + parquet + "]", "actor.model.path=" + source + "/tests/data/tiny-qwen2",
+                   "trainer.device=cpu", "actor.model.dtype=float32", "data.train_batch_size=2",
+                   "actor.ppo_micro_batch_size_per_gpu=2", "trainer.total_training_steps=2", "trainer.save_freq=-1",
+                   "trainer.logger=[console,jsonl]"});
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  const std::vector<nlohmann::json> steps =
+      ReadJsonLines(dir.Path("jsonl_log/rollout_ultrafeedback/dpo_qwen2.5_0.5b/metrics.jsonl"));
+  ASSERT_EQ(steps.size(), 3u) << train.output;  // validation before training, then two steps
+  EXPECT_NEAR(steps[0]["val/loss"].get<double>(), std::log(2.0), 1e-4);
+  for (const char* name : {"train/loss", "train/rewards/accuracies", "train/rewards/margins"}) {
+    EXPECT_TRUE(steps[1].contains(name)) << name;
+  }
+}
+
 }  // namespace
 }  // namespace rollout

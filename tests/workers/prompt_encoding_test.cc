@@ -35,6 +35,17 @@ TEST(TruncateTokens, ErrorModeNamesWhatIsTooLongAndTheLimit) {
               HasSubstr("unknown data.truncation 'sideways'"));
 }
 
+TEST(TruncateTokens, TrlsModesCutAPromptAtItsStartOrEndAndAResponseAtItsEnd) {
+  EXPECT_EQ(PromptTruncation("keep_end"), "left");
+  EXPECT_EQ(PromptTruncation("keep_start"), "right");
+  EXPECT_EQ(ResponseTruncation("keep_end"), "right");
+  EXPECT_EQ(ResponseTruncation("keep_start"), "right");
+  for (const char* verl : {"error", "left", "right", "middle"}) {
+    EXPECT_EQ(PromptTruncation(verl), verl);
+    EXPECT_EQ(ResponseTruncation(verl), verl);
+  }
+}
+
 // The counts are the ids the rollout encodes (text as is, chat through the template),
 // before truncation.
 TEST(PromptLengths, CountEachPromptsTokensUntruncated) {

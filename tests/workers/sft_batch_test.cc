@@ -49,5 +49,28 @@ TEST(BuildSftBatch, TooLongAnswersFollowTruncation) {
   EXPECT_EQ(BuildSftBatch(*tokenizer, rows, encoding, 3).value().response_mask.sum().item<int64_t>(), 3);
 }
 
+// TRL's keep_end: a prompt keeps its end, a response its start.
+TEST(BuildSftBatch, KeepEndKeepsThePromptsEndAndTheResponsesStart) {
+  auto tokenizer = Fixture();
+  SftRows rows;
+  rows.prompts = {"a long question that does not fit"};
+  rows.formats = {"text"};
+  rows.responses = {"a very long answer that does not fit"};
+  rows.response_formats = {"text"};
+  PromptEncoding encoding;
+  encoding.max_prompt_length = 4;
+  encoding.truncation = "keep_end";
+  const PolicyBatch batch = BuildSftBatch(*tokenizer, rows, encoding, 3).value();
+  const std::vector<int32_t> prompt = tokenizer->Encode(rows.prompts[0]);
+  const std::vector<int32_t> response = tokenizer->Encode(rows.responses[0]);
+  ASSERT_GT(prompt.size(), 4u);
+  for (int64_t t = 0; t < 4; ++t) {
+    EXPECT_EQ(batch.input_ids[0][t].item<int64_t>(), prompt[prompt.size() - 4 + static_cast<size_t>(t)]);
+  }
+  for (int64_t t = 0; t < 3; ++t) {
+    EXPECT_EQ(batch.responses[0][t].item<int64_t>(), response[static_cast<size_t>(t)]);
+  }
+}
+
 }  // namespace
 }  // namespace rollout::workers
