@@ -78,14 +78,10 @@ TEST(DpoTrain, TrlsConversationalPairsAreLearnedToo) {
 // device, dtype and sizes changed.
 TEST(DpoTrain, TheUltrafeedbackRecipeTrainsOnTrlsRowsOnTheCpu) {
   testing::TempDir dir("dpo_recipe_e2e");
-  const std::string source = ROLLOUT_SOURCE_DIR;
-  const std::string parquet = source + "/tests/data/parquet/trl_preferences.parquet";
-  const testing::CommandResult train = RolloutIn(
-      dir.path(), {"train", source + "/recipes/dpo_ultrafeedback_qwen2.5_0.5b.yaml", "data.train_files=[" + parquet + "]",
-                   "data.val_files=[" + parquet + "]", "actor.model.path=" + source + "/tests/data/tiny-qwen2",
-                   "trainer.device=cpu", "actor.model.dtype=float32", "data.train_batch_size=2",
-                   "actor.ppo_micro_batch_size_per_gpu=2", "trainer.total_training_steps=2", "trainer.save_freq=-1",
-                   "trainer.logger=[console,jsonl]"});
+  const std::string parquet = std::string(ROLLOUT_SOURCE_DIR) + "/tests/data/parquet/trl_preferences.parquet";
+  const testing::CommandResult train =
+      testing::RunRecipeOnCpu(dir.path(), "dpo_ultrafeedback_qwen2.5_0.5b.yaml", parquet, parquet, 2,
+                              {"data.train_batch_size=2", "actor.ppo_micro_batch_size_per_gpu=2"});
   ASSERT_EQ(train.exit_code, 0) << train.output;
   const std::vector<nlohmann::json> steps =
       ReadJsonLines(dir.Path("jsonl_log/rollout_ultrafeedback/dpo_qwen2.5_0.5b/metrics.jsonl"));

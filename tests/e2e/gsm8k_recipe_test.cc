@@ -34,15 +34,11 @@ TEST(Gsm8kRecipe, TrainsTwoStepsOnTheCpuScoredByTheGsm8kReward) {
   // Only paths, the device, dtypes and sizes change (the lengths to fit the fixture's 512
   // positions); the recipe's algorithm (GRPO, KL loss, clip ratios, data_source reward
   // routing) stays as written.
-  const testing::CommandResult train = RolloutIn(
-      dir.path(),
-      {"train", Recipe(), "data.train_files=[" + data + "]", "data.val_files=[" + parquet + "]",
-       "actor.model.path=" + source + "/tests/data/tiny-qwen2", "trainer.device=cpu",
-       "actor.model.dtype=float32", "rollout.dtype=float32", "rollout.cpu_kv_cache_gib=0.05",
-       "data.train_batch_size=4", "data.val_batch_size=0", "actor.ppo_mini_batch_size=2",
-       "actor.ppo_micro_batch_size_per_gpu=2", "rollout.n=2", "data.max_prompt_length=256", "data.max_response_length=8",
-       "trainer.total_training_steps=2", "trainer.test_freq=2", "trainer.save_freq=-1",
-       "trainer.logger=[console,jsonl]"});
+  const testing::CommandResult train = testing::RunRecipeOnCpu(
+      dir.path(), "grpo_gsm8k_qwen2.5_0.5b.yaml", data, parquet, 2,
+      {"rollout.dtype=float32", "rollout.cpu_kv_cache_gib=0.05", "data.train_batch_size=4", "data.val_batch_size=0",
+       "actor.ppo_mini_batch_size=2", "actor.ppo_micro_batch_size_per_gpu=2", "rollout.n=2",
+       "data.max_prompt_length=256", "data.max_response_length=8", "trainer.test_freq=2"});
   ASSERT_EQ(train.exit_code, 0) << train.output;
   EXPECT_THAT(train.output, HasSubstr("step 2/2"));
 
@@ -74,13 +70,9 @@ TEST(Gsm8kRecipe, TrainsTwoStepsOnTheCpuScoredByTheGsm8kReward) {
 // extra_info question and answer, only paths, the device, dtype and sizes changed.
 TEST(Gsm8kRecipe, TheSftRecipeTrainsOnVerlsRowsOnTheCpu) {
   testing::TempDir dir("gsm8k_sft_recipe_e2e");
-  const std::string source = ROLLOUT_SOURCE_DIR;
-  const std::string parquet = source + "/tests/data/parquet/gsm8k_verl.parquet";
-  const testing::CommandResult train = RolloutIn(
-      dir.path(), {"train", source + "/recipes/sft_gsm8k_qwen2.5_0.5b.yaml", "data.train_files=[" + parquet + "]",
-                   "data.val_files=[" + parquet + "]", "model.partial_pretrain=" + source + "/tests/data/tiny-qwen2",
-                   "trainer.device=cpu", "actor.model.dtype=float32", "data.train_batch_size=3",
-                   "trainer.total_training_steps=2", "trainer.save_freq=-1", "trainer.logger=[console,jsonl]"});
+  const std::string parquet = std::string(ROLLOUT_SOURCE_DIR) + "/tests/data/parquet/gsm8k_verl.parquet";
+  const testing::CommandResult train = testing::RunRecipeOnCpu(dir.path(), "sft_gsm8k_qwen2.5_0.5b.yaml", parquet,
+                                                               parquet, 2, {"data.train_batch_size=3"});
   ASSERT_EQ(train.exit_code, 0) << train.output;
   const auto steps = ReadJsonLines(dir.Path("jsonl_log/rollout_gsm8k/sft_qwen2.5_0.5b/metrics.jsonl"));
   ASSERT_EQ(steps.size(), 3u) << train.output;  // validation before training, then two steps

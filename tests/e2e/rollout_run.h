@@ -75,6 +75,27 @@ inline int MakeAdditionData(const std::string& dir, int train, int val) {
       .exit_code;
 }
 
+// `rollout train recipes/RECIPE` in `dir` as the GPU recipes' tests run them on the CPU:
+// the data files given, the tiny Qwen2 fixture in float32 on the CPU, no checkpoints,
+// console and JSON-lines logs, `total_steps` steps; `overrides` change the sizes.
+inline CommandResult RunRecipeOnCpu(const std::string& dir, const std::string& recipe, const std::string& train_file,
+                                    const std::string& val_file, int total_steps,
+                                    const std::vector<std::string>& overrides) {
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  std::vector<std::string> args = {"train",
+                                   source + "/recipes/" + recipe,
+                                   "data.train_files=[" + train_file + "]",
+                                   "data.val_files=[" + val_file + "]",
+                                   "actor.model.path=" + source + "/tests/data/tiny-qwen2",
+                                   "trainer.device=cpu",
+                                   "actor.model.dtype=float32",
+                                   absl::StrCat("trainer.total_training_steps=", total_steps),
+                                   "trainer.save_freq=-1",
+                                   "trainer.logger=[console,jsonl]"};
+  args.insert(args.end(), overrides.begin(), overrides.end());
+  return RolloutIn(dir, args);
+}
+
 // The device the end-to-end runs train on: cpu, or what ROLLOUT_E2E_DEVICE names
 // (cuda: one GPU per worker).
 inline std::string Device() {

@@ -11,13 +11,19 @@ namespace {
 
 std::unique_ptr<models::Tokenizer> Fixture() { return models::Tokenizer::Load("tests/data/tiny-qwen2").value(); }
 
+// One row: a text prompt and a text response.
+SftRows TextRow(const std::string& prompt, const std::string& response) {
+  SftRows rows;
+  rows.prompts = {prompt};
+  rows.formats = {"text"};
+  rows.responses = {response};
+  rows.response_formats = {"text"};
+  return rows;
+}
+
 TEST(BuildSftBatch, AnswerAndEosAreTheMaskedResponse) {
   auto tokenizer = Fixture();
-  SftRows rows;
-  rows.prompts = {"12+35="};
-  rows.formats = {"text"};
-  rows.responses = {"47"};
-  rows.response_formats = {"text"};
+  const SftRows rows = TextRow("12+35=", "47");
   PromptEncoding encoding;
   encoding.max_prompt_length = 12;
   const PolicyBatch batch = BuildSftBatch(*tokenizer, rows, encoding, 6).value();
@@ -36,11 +42,7 @@ TEST(BuildSftBatch, AnswerAndEosAreTheMaskedResponse) {
 
 TEST(BuildSftBatch, TooLongAnswersFollowTruncation) {
   auto tokenizer = Fixture();
-  SftRows rows;
-  rows.prompts = {"q"};
-  rows.formats = {"text"};
-  rows.responses = {"a very long answer that does not fit"};
-  rows.response_formats = {"text"};
+  const SftRows rows = TextRow("q", "a very long answer that does not fit");
   PromptEncoding encoding;
   encoding.max_prompt_length = 4;
   EXPECT_THAT(BuildSftBatch(*tokenizer, rows, encoding, 3).status().message(),
@@ -52,11 +54,7 @@ TEST(BuildSftBatch, TooLongAnswersFollowTruncation) {
 // TRL's keep_end: a prompt keeps its end, a response its start.
 TEST(BuildSftBatch, KeepEndKeepsThePromptsEndAndTheResponsesStart) {
   auto tokenizer = Fixture();
-  SftRows rows;
-  rows.prompts = {"a long question that does not fit"};
-  rows.formats = {"text"};
-  rows.responses = {"a very long answer that does not fit"};
-  rows.response_formats = {"text"};
+  const SftRows rows = TextRow("a long question that does not fit", "a very long answer that does not fit");
   PromptEncoding encoding;
   encoding.max_prompt_length = 4;
   encoding.truncation = "keep_end";
