@@ -60,7 +60,8 @@ const RecipeCommand& EvalCommand() {
       "trainer.default_local_dir; resume_path: trainer.resume_from_path), else actor.model.path.\n"
       "Prints the validation metrics (val-core/<data_source>/...: mean@N, best@N, maj@N with\n"
       "rollout.val_kwargs.n > 1) and logs them as <trainer.experiment_name>_val_only; nothing\n"
-      "is trained, saved or deleted. trainer.validation_data_dir=DIR writes the generations.",
+      "is trained, saved or deleted, and only the actor and the rollout start (no reference,\n"
+      "critic or reward model). trainer.validation_data_dir=DIR writes the generations.",
       {"trainer.val_only=true"}};
   return *command;
 }
@@ -165,8 +166,9 @@ absl::Status Train(const ResolvedRun& run, const std::string& self, ControllerRu
   setup.recipe = recipe;
   setup.policy = policy;
   ASSIGN_OR_RETURN(setup.rollout, runtime.GroupForRole("rollout"));
-  ASSIGN_OR_RETURN(setup.ref, runtime.GroupForRole("ref"));
   setup.reward = reward.get();
+  // Not placed for validation alone (placement.h); PpoTrainer then leaves them unused.
+  if (absl::StatusOr<WorkerGroup*> ref = runtime.GroupForRole("ref"); ref.ok()) setup.ref = *ref;
   if (absl::StatusOr<WorkerGroup*> critic = runtime.GroupForRole("critic"); critic.ok()) setup.critic = *critic;
   if (absl::StatusOr<WorkerGroup*> reward_model = runtime.GroupForRole("reward_model"); reward_model.ok()) {
     setup.reward_model = *reward_model;

@@ -29,9 +29,11 @@ std::vector<std::pair<std::string, std::string>> NeededRoles(const config::Recip
   const config::Placement& p = recipe.placement();
   std::vector<std::pair<std::string, std::string>> roles = {{"actor", p.actor()}};
   // SFT and DPO train the actor alone (DPO's reference is the actor's frozen copy): the
-  // other roles only where placed.
+  // other roles only where placed. Validation alone (trainer.val_only) needs the
+  // actor's weights and, in a PPO run, the rollout: no reference, critic or reward model.
   const bool ppo = recipe.trainer().mode() != "sft" && recipe.trainer().mode() != "dpo";
   if (ppo || !p.rollout().empty()) roles.emplace_back("rollout", p.rollout());
+  if (recipe.trainer().val_only()) return roles;
   if (ppo || !p.ref().empty()) roles.emplace_back("ref", p.ref());
   if ((ppo && recipe.algorithm().adv_estimator() == "gae") || !p.critic().empty()) {
     roles.emplace_back("critic", p.critic());
@@ -101,6 +103,10 @@ absl::StatusOr<Placement> ResolvePlacement(const config::LoadedRecipe& loaded) {
       if (pool_name == name) plan.roles.push_back(role);
     }
     const std::string where = PoolSource(loaded, name);
+    if (plan.roles.empty() && recipe.trainer().val_only()) {
+      placement.idle_pools.push_back(name);
+      continue;
+    }
     if (plan.roles.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "resource pool '", name, "' at ", where, " has no roles placed on it; remove it or "
@@ -142,6 +148,9 @@ std::string Placement::Describe() const {
       out << absl::StrFormat("    worker %d  rank %d/%d  node %d  %s\n", w.worker_id, w.rank,
                              w.world, w.node, w.device);
     }
+  }
+  for (const std::string& name : idle_pools) {
+    out << absl::StrFormat("  pool %s: not started (trainer.val_only: validation uses none of its roles)\n", name);
   }
   return out.str();
 }

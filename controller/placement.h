@@ -6,7 +6,9 @@
 // algorithm.adv_estimator is gae and reward_model with reward_model.enable; either
 // wherever placement names its pool) runs on
 // the pool `placement.<role>` names, or on the only pool when there is one. Roles on
-// the same pool are colocated: one process per device hosts all of them.
+// the same pool are colocated: one process per device hosts all of them. A
+// trainer.val_only run validates the loaded weights and nothing else: it places the
+// actor and (PPO) the rollout alone, and starts no pool left without roles.
 // GPU indices are handed out per node across pools, so two CUDA pools on one node
 // never share a GPU.
 #pragma once
@@ -43,14 +45,16 @@ struct Placement {
   std::vector<PoolPlan> pools;
   std::vector<WorkerSlot> workers;
   std::map<std::string, std::string> role_to_pool;
+  // trainer.val_only: the pools whose roles validation does not use, not started.
+  std::vector<std::string> idle_pools;
 
   // A few lines for the console: pools, their roles, and each worker's device.
   std::string Describe() const;
 };
 
 // InvalidArgument naming the key and its source for: a role placed on an unknown
-// pool, an unplaced role when several pools exist, a pool with no roles, more than
-// one node with the local launcher.
+// pool, an unplaced role when several pools exist, a pool with no roles (but in a
+// trainer.val_only run), more than one node with the local launcher.
 absl::StatusOr<Placement> ResolvePlacement(const config::LoadedRecipe& loaded);
 
 }  // namespace rollout::controller

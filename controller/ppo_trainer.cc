@@ -73,13 +73,15 @@ absl::Status CheckWorkers(const PpoTrainerSetup& setup) {
   }
   RETURN_IF_ERROR(CheckRolloutCorrection(recipe.algorithm().rollout_correction()));
   const std::string& estimator = recipe.algorithm().adv_estimator();
-  if (estimator == "gae" && setup.critic == nullptr) {
-    return absl::InvalidArgumentError(
-        "algorithm.adv_estimator=gae needs a critic, and the placement has none (placement.critic)");
-  }
   if (recipe.algorithm().use_pf_ppo() && estimator != "gae") {
     return absl::InvalidArgumentError(absl::StrCat("algorithm.use_pf_ppo resamples the batch by its GAE advantages' "
                                                    "scores, as verl does only with adv_estimator=gae; got ", estimator));
+  }
+  // Validation alone places neither a critic nor a reward model (placement.h).
+  if (recipe.trainer().val_only()) return absl::OkStatus();
+  if (estimator == "gae" && setup.critic == nullptr) {
+    return absl::InvalidArgumentError(
+        "algorithm.adv_estimator=gae needs a critic, and the placement has none (placement.critic)");
   }
   if (estimator != "gae" && setup.critic != nullptr) {
     return absl::InvalidArgumentError(absl::StrCat(

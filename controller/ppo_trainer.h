@@ -56,9 +56,10 @@ struct PpoTrainerSetup {
   // not seen.
   WorkerGroup* rollout = nullptr;
   WorkerGroup* ref = nullptr;
-  WorkerGroup* critic = nullptr;             // hosts the critic; required by gae only
-  // Hosts the reward model, exactly with reward_model.enable: its scores train in place
-  // of the reward runner's (validation stays with the runner, as verl's).
+  WorkerGroup* critic = nullptr;  // hosts the critic; required by gae only, but not for trainer.val_only
+  // Hosts the reward model, exactly with reward_model.enable (but none for
+  // trainer.val_only): its scores train in place of the reward runner's (validation
+  // stays with the runner, as verl's).
   WorkerGroup* reward_model = nullptr;
   rewards::RewardRunner* reward = nullptr;   // scores responses
 };

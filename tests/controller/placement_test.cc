@@ -48,6 +48,28 @@ TEST(Placement, CriticOnlyForGae) {
   }
 }
 
+// trainer.val_only validates the loaded weights: the actor and the rollout, nothing a
+// training step alone uses, and no pool left without roles.
+TEST(Placement, ValidationAloneStartsTheActorAndTheRolloutOnly) {
+  absl::StatusOr<Placement> single = Resolve("trainer: {device: cpu, val_only: true}\nreward_model: {enable: true}\n");
+  ASSERT_TRUE(single.ok()) << single.status();
+  ASSERT_EQ(single->workers.size(), 1u);
+  EXPECT_THAT(single->workers[0].roles, ElementsAre("actor", "rollout"));  // gae, the default: no critic either
+  absl::StatusOr<Placement> pools = Resolve(R"(
+resource_pools:
+  policy: {device: cpu}
+  values: {device: cpu}
+placement: {actor: policy, rollout: policy, ref: policy, critic: values}
+trainer: {val_only: true}
+)");
+  ASSERT_TRUE(pools.ok()) << pools.status();
+  ASSERT_EQ(pools->pools.size(), 1u);
+  EXPECT_EQ(pools->pools[0].name, "policy");
+  EXPECT_THAT(pools->idle_pools, ElementsAre("values"));
+  EXPECT_THAT(pools->Describe(), HasSubstr("pool values: not started (trainer.val_only"));
+  EXPECT_EQ(pools->workers.size(), 1u);
+}
+
 TEST(Placement, RewardModelOnlyWhenEnabled) {
   absl::StatusOr<Placement> off = Resolve("trainer: {device: cpu}\nalgorithm: {adv_estimator: grpo}\n");
   ASSERT_TRUE(off.ok()) << off.status();

@@ -47,6 +47,8 @@ TEST(EvalCommand, ValidatesTheLatestCheckpointAndKeepsIt) {
   ASSERT_EQ(eval.exit_code, 0) << eval.output;
   EXPECT_THAT(eval.output, HasSubstr("validation only (trainer.val_only): the checkpoint of step 2"));
   EXPECT_THAT(eval.output, HasSubstr("rollout eval: note: trainer.del_local_ckpt_after_load is not applied"));
+  EXPECT_THAT(train.output, HasSubstr("roles actor+ref+rollout\n"));
+  EXPECT_THAT(eval.output, HasSubstr("roles actor+rollout\n"));  // no reference copy to load
   const auto eval_log = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/grpo_arith_val_only/metrics.jsonl"));
   ASSERT_EQ(eval_log.size(), 1u);
   EXPECT_EQ(eval_log[0]["step"], 2);
@@ -64,6 +66,33 @@ TEST(EvalCommand, ValidatesTheLatestCheckpointAndKeepsIt) {
   EXPECT_THAT(*entries, ::testing::Not(::testing::Contains("global_step_3")));
   EXPECT_EQ(ReadFile(run_dir + "/resolved_recipe.yaml").value(), *recipe_before);
   EXPECT_EQ(ReadJsonLines(dir.Path("jsonl_log/rollout_demo/grpo_arith/metrics.jsonl")).size(), training_log.size());
+}
+
+// A PPO run's checkpoint holds a critic; validating it starts neither the critic nor the
+// reference: the actor, from the checkpoint, and the rollout alone.
+TEST(EvalCommand, APpoCheckpointValidatesWithTheActorAndTheRolloutAlone) {
+  testing::TempDir dir("eval_ppo");
+  ASSERT_EQ(RolloutIn(dir.path(), {"gen-data", "arithmetic", "--out", "data/arith", "--train", "32", "--val", "4"})
+                .exit_code,
+            0);
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  const auto ppo = [&](const std::string& command) {
+    return std::vector<std::string>{command, source + "/recipes/ppo_arith_tiny.yaml",
+                                    "actor.model.path=" + source + "/tests/data/tiny-qwen2",
+                                    "trainer.total_training_steps=2", "trainer.save_freq=2", "trainer.test_freq=-1"};
+  };
+  const testing::CommandResult train = RolloutIn(dir.path(), ppo("train"));
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  EXPECT_THAT(train.output, HasSubstr("roles actor+critic+ref+rollout\n"));
+  const testing::CommandResult eval = RolloutIn(dir.path(), ppo("eval"));
+  ASSERT_EQ(eval.exit_code, 0) << eval.output;
+  EXPECT_THAT(eval.output, HasSubstr("roles actor+rollout\n"));
+  EXPECT_THAT(eval.output, HasSubstr("validation only (trainer.val_only): the checkpoint of step 2"));
+  const auto training_log = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/ppo_arith/metrics.jsonl"));
+  const auto eval_log = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/ppo_arith_val_only/metrics.jsonl"));
+  ASSERT_EQ(eval_log.size(), 1u);
+  ASSERT_TRUE(eval_log[0].contains("val-core/arithmetic/reward/mean@1")) << eval_log[0].dump();
+  EXPECT_EQ(eval_log[0]["val-core/arithmetic/reward/mean@1"], training_log.back()["val-core/arithmetic/reward/mean@1"]);
 }
 
 TEST(EvalCommand, WithoutACheckpointItValidatesTheInitialWeights) {
