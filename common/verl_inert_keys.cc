@@ -190,6 +190,9 @@ const std::vector<VerlInertKey>& Table() {
        "verl's SFT trainer bounds a prompt and its response together; here data.max_prompt_length and "
        "data.max_response_length bound each"},
       {"data.balance_dp_token", {"false"}, "weighting each data-parallel rank's SFT loss by its tokens, a key verl's SFT trainer accepts and does not read"},
+      {"data.ignore_input_ids_mismatch", {},
+       "verl's multi-turn SFT renders one message at a time and checks that against the whole conversation; "
+       "conversations here are the whole rendering, cut at each message, so there is nothing to mismatch"},
       {"data.chat_template", {"null"}, "verl's deprecated SFT chat template; set actor.model.custom_chat_template"},
       {"data.pad_mode", {}, absl::StrCat("how verl's SFT dataset pads its rows, ", kSameResults)},
       {"actor.model.fsdp_config", {}, absl::StrCat("FSDP's sharding and offloading (verl's SFT trainer); ", kWholeModels)},

@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/chat_training_marks.h"
 #include "common/data_file_rows.h"
 #include "common/file_util.h"
 #include "common/parquet_rows.h"
@@ -142,6 +143,19 @@ absl::StatusOr<PromptExample> ParsePromptRow(const json& row, const DatasetOptio
 
 bool IsAssistantMessage(const json& message) { return message["role"] == "assistant"; }
 
+// The marks of chat messages `messages` (under `path`) say which train
+// (common/chat_training_marks.h); at least one must.
+absl::Status CheckTrainedReplies(const json& messages, const std::string& path) {
+  bool any = false;
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const absl::StatusOr<bool> trains = MessageTrains(messages[i]);
+    if (!trains.ok()) return RowError(path, absl::StrCat("message ", i, ": ", trains.status().message()));
+    any = any || *trains;
+  }
+  if (!any) return RowError(path, "has no assistant message to train on");
+  return absl::OkStatus();
+}
+
 // `messages` (under `path`, of a row whose prompt is `prompt`) as a response: chat
 // messages that continue a chat prompt, one of them the assistant's.
 absl::StatusOr<Response> MessagesResponse(const json& messages, const std::string& path, const Prompt& prompt) {
@@ -149,9 +163,7 @@ absl::StatusOr<Response> MessagesResponse(const json& messages, const std::strin
   if (prompt.format != Prompt::Format::kChat) {
     return RowError(path, "is chat messages, which continue a chat prompt, but the prompt is text");
   }
-  if (std::none_of(messages.begin(), messages.end(), IsAssistantMessage)) {
-    return RowError(path, "has no assistant message to train on");
-  }
+  RETURN_IF_ERROR(CheckTrainedReplies(messages, path));
   return Response{Response::Format::kMessages, messages.dump()};
 }
 
@@ -189,8 +201,8 @@ absl::StatusOr<SftExample> ParseConversationRow(const json& row, const DatasetOp
     return RowError(field.path, absl::StrCat("must be a list of chat messages, not ", messages.type_name()));
   }
   RETURN_IF_ERROR(CheckChatMessages(messages, field.path));
+  RETURN_IF_ERROR(CheckTrainedReplies(messages, field.path));
   const auto reply = std::find_if(messages.begin(), messages.end(), IsAssistantMessage);
-  if (reply == messages.end()) return RowError(field.path, "has no assistant message to train on");
   SftExample example;
   example.prompt = Prompt{Prompt::Format::kChat, Messages(messages.begin(), reply).dump()};
   example.response = Response{Response::Format::kMessages, Messages(reply, messages.end()).dump()};

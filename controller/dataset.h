@@ -16,8 +16,9 @@
 // chosen, rejected) is text, which the worker encodes and ends with the end-of-sequence
 // token, or — after a chat prompt — chat messages that continue the conversation (TRL's
 // conversational format, [{"role": "assistant", "content": "..."}]), which the worker
-// renders with the chat template, training on the assistant's (workers/conversation_sft.h).
-// A conversation is such a pair: the messages before its first assistant message, and the
+// renders with the chat template, training on the assistant's (workers/conversation_sft.h)
+// unless a message is marked off ("trainable": false or "weight": 0, checked here:
+// common/chat_training_marks.h). A conversation is such a pair: the messages before its first assistant message, and the
 // rest. Preference rows without a prompt whose chosen and rejected are whole conversations
 // (TRL's implicit prompt) take the messages both begin with as the prompt.
 //

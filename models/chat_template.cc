@@ -8,6 +8,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/time/clock.h"
 #include "absl/time/time.h"
+#include "common/check.h"
+#include "common/status_macros.h"
 #include "models/unicode.h"
 
 namespace rollout::models {
@@ -128,15 +130,34 @@ absl::string_view Trim(absl::string_view text) {
   return text.substr(start, end - start);
 }
 
+// Records where message i's part of `out` ends, where the caller asked (RenderedChat).
+void EndMessage(const std::string& out, std::vector<size_t>* message_ends) {
+  if (message_ends != nullptr) message_ends->push_back(out.size());
+}
+
 // Llama 3's turns from messages[first] on, each header, trimmed content and <|eot_id|>,
-// then the assistant header when `add_generation_prompt`.
+// then the assistant header when `add_generation_prompt`; each turn's end recorded.
 void AppendLlama3Turns(const std::vector<ChatMessage>& messages, size_t first,
-                       bool add_generation_prompt, std::string* out) {
+                       bool add_generation_prompt, std::string* out, std::vector<size_t>* message_ends) {
   for (size_t i = first; i < messages.size(); ++i) {
     absl::StrAppend(out, "<|start_header_id|>", messages[i].role, "<|end_header_id|>\n\n",
                     Trim(messages[i].content), "<|eot_id|>");
+    EndMessage(*out, message_ends);
   }
   if (add_generation_prompt) *out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
+}
+
+// InvalidArgument naming the first message whose role is not system, user or assistant.
+absl::Status CheckRoles(const std::vector<ChatMessage>& messages) {
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const std::string& role = messages[i].role;
+    if (role != "system" && role != "user" && role != "assistant") {
+      return absl::InvalidArgumentError(
+          absl::StrCat("message ", i, " has role '", role,
+                       "'; supported roles are system, user and assistant (no tools)"));
+    }
+  }
+  return absl::OkStatus();
 }
 
 }  // namespace
@@ -206,51 +227,58 @@ absl::StatusOr<ChatTemplate> ChatTemplate::Recognize(absl::string_view text) {
 
 absl::StatusOr<std::string> ChatTemplate::Render(const std::vector<ChatMessage>& messages,
                                                  bool add_generation_prompt) const {
-  for (size_t i = 0; i < messages.size(); ++i) {
-    const std::string& role = messages[i].role;
-    if (role != "system" && role != "user" && role != "assistant") {
-      return absl::InvalidArgumentError(
-          absl::StrCat("message ", i, " has role '", role,
-                       "'; supported roles are system, user and assistant (no tools)"));
-    }
-  }
+  RETURN_IF_ERROR(CheckRoles(messages));
+  return RenderFormat(messages, add_generation_prompt, /*message_ends=*/nullptr);
+}
+
+absl::StatusOr<RenderedChat> ChatTemplate::RenderWithMessageEnds(const std::vector<ChatMessage>& messages) const {
+  RETURN_IF_ERROR(CheckRoles(messages));
+  RenderedChat rendered;
+  rendered.text = RenderFormat(messages, /*add_generation_prompt=*/false, &rendered.message_ends);
+  return rendered;
+}
+
+std::string ChatTemplate::RenderFormat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                       std::vector<size_t>* message_ends) const {
   switch (format_) {
     case Format::kChatMl:
-      return RenderChatMl(messages, add_generation_prompt);
+      return RenderChatMl(messages, add_generation_prompt, message_ends);
     case Format::kLlama3:
-      return RenderLlama3(messages, add_generation_prompt);
+      return RenderLlama3(messages, add_generation_prompt, message_ends);
     case Format::kLlama31:
-      return RenderLlama31(messages, add_generation_prompt);
+      return RenderLlama31(messages, add_generation_prompt, message_ends);
     case Format::kQwen3:
-      return RenderQwen3(messages, add_generation_prompt);
+      return RenderQwen3(messages, add_generation_prompt, message_ends);
     case Format::kDeepSeekR1:
-      return RenderDeepSeekR1(messages, add_generation_prompt);
+      return RenderDeepSeekR1(messages, add_generation_prompt, message_ends);
   }
-  return absl::InternalError("unhandled chat format");
+  ROLLOUT_CHECK(false) << "unhandled chat format";
+  return "";
 }
 
 std::string ChatTemplate::RenderChatMl(const std::vector<ChatMessage>& messages,
-                                       bool add_generation_prompt) const {
+                                       bool add_generation_prompt, std::vector<size_t>* message_ends) const {
   std::string out;
   if (has_default_system_ && (messages.empty() || messages[0].role != "system")) {
     absl::StrAppend(&out, "<|im_start|>system\n", default_system_, "<|im_end|>\n");
   }
   for (const ChatMessage& message : messages) {
     absl::StrAppend(&out, "<|im_start|>", message.role, "\n", message.content, "<|im_end|>\n");
+    EndMessage(out, message_ends);
   }
   if (add_generation_prompt) out += "<|im_start|>assistant\n";
   return out;
 }
 
 std::string ChatTemplate::RenderLlama3(const std::vector<ChatMessage>& messages,
-                                       bool add_generation_prompt) const {
+                                       bool add_generation_prompt, std::vector<size_t>* message_ends) const {
   std::string out = messages.empty() ? "" : "<|begin_of_text|>";
-  AppendLlama3Turns(messages, 0, add_generation_prompt, &out);
+  AppendLlama3Turns(messages, 0, add_generation_prompt, &out, message_ends);
   return out;
 }
 
 std::string ChatTemplate::RenderLlama31(const std::vector<ChatMessage>& messages,
-                                        bool add_generation_prompt) const {
+                                        bool add_generation_prompt, std::vector<size_t>* message_ends) const {
   std::string date = date_string_;
   if (date.empty()) {
     date = dates_today_ ? absl::FormatTime("%d %b %Y", absl::Now(), absl::LocalTimeZone())
@@ -261,12 +289,13 @@ std::string ChatTemplate::RenderLlama31(const std::vector<ChatMessage>& messages
       "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: "
       "December 2023\nToday Date: ",
       date, "\n\n", has_system ? Trim(messages[0].content) : "", "<|eot_id|>");
-  AppendLlama3Turns(messages, has_system ? 1 : 0, add_generation_prompt, &out);
+  if (has_system) EndMessage(out, message_ends);  // the system message is the header's
+  AppendLlama3Turns(messages, has_system ? 1 : 0, add_generation_prompt, &out, message_ends);
   return out;
 }
 
 std::string ChatTemplate::RenderQwen3(const std::vector<ChatMessage>& messages,
-                                      bool add_generation_prompt) const {
+                                      bool add_generation_prompt, std::vector<size_t>* message_ends) const {
   // The last user message that is not a tool response (tool messages are refused, so
   // none is); with no user message, no assistant message counts as after it.
   int64_t last_query = static_cast<int64_t>(messages.size()) - 1;
@@ -283,6 +312,7 @@ std::string ChatTemplate::RenderQwen3(const std::vector<ChatMessage>& messages,
     const ChatMessage& message = messages[i];
     if (message.role != "assistant") {
       absl::StrAppend(&out, "<|im_start|>", message.role, "\n", message.content, "<|im_end|>\n");
+      EndMessage(out, message_ends);
       continue;
     }
     const auto [reasoning, answer] = SplitReasoning(message.content);
@@ -294,6 +324,7 @@ std::string ChatTemplate::RenderQwen3(const std::vector<ChatMessage>& messages,
     } else {
       absl::StrAppend(&out, "<|im_start|>assistant\n", answer, "<|im_end|>\n");
     }
+    EndMessage(out, message_ends);
   }
   if (add_generation_prompt) {
     out += "<|im_start|>assistant\n";
@@ -303,7 +334,7 @@ std::string ChatTemplate::RenderQwen3(const std::vector<ChatMessage>& messages,
 }
 
 std::string ChatTemplate::RenderDeepSeekR1(const std::vector<ChatMessage>& messages,
-                                           bool add_generation_prompt) const {
+                                           bool add_generation_prompt, std::vector<size_t>* message_ends) const {
   std::string system;
   for (const ChatMessage& message : messages) {
     if (message.role == "system") system = message.content;
@@ -319,6 +350,7 @@ std::string ChatTemplate::RenderDeepSeekR1(const std::vector<ChatMessage>& messa
       }
       absl::StrAppend(&out, "<｜Assistant｜>", answer, "<｜end▁of▁sentence｜>");
     }
+    EndMessage(out, message_ends);  // a system message's text went to the front
   }
   if (add_generation_prompt) absl::StrAppend(&out, "<｜Assistant｜>", opens_think_ ? "<think>\n" : "");
   return out;

@@ -45,6 +45,17 @@ struct ChatMessage {
   std::string content;
 };
 
+// A conversation rendered whole, with where each message's part of the text ends.
+struct RenderedChat {
+  std::string text;
+  // Per message: the offset in `text` after its part, so message i's part is
+  // text[message_ends[i - 1], message_ends[i]) (message 0's from 0: what the format
+  // writes before the first message, a BOS or a default system message, is in it). A
+  // system message the format moves to the front (deepseek-r1) adds nothing where it
+  // stands (its end is that of the message before it; its text is in message 0's part).
+  std::vector<size_t> message_ends;
+};
+
 class ChatTemplate {
  public:
   // "chatml", "llama3", "llama3.1", "qwen3" or "deepseek-r1"; InvalidArgument naming
@@ -60,6 +71,12 @@ class ChatTemplate {
   // than system/user/assistant.
   absl::StatusOr<std::string> Render(const std::vector<ChatMessage>& messages,
                                      bool add_generation_prompt) const;
+  // Render(messages, false) with each message's end (RenderedChat): the text the
+  // template writes for the whole conversation, cut where it writes each message. Unlike
+  // Render(messages[0..i]), which renders message i as the last one, this is message i
+  // as the whole conversation has it (Qwen3 drops the reasoning of a reply that a user
+  // message follows, and adds an empty think block to the final reply only).
+  absl::StatusOr<RenderedChat> RenderWithMessageEnds(const std::vector<ChatMessage>& messages) const;
 
   // "chatml", "chatml with default system prompt '...'", "llama3", "llama3.1", "qwen3",
   // "deepseek-r1", "deepseek-r1 without <think> in the generation prompt".
@@ -80,16 +97,20 @@ class ChatTemplate {
         default_system_(std::move(default_system)),
         has_default_system_(has_default_system) {}
 
+  // Each writes the conversation in its format and, where `message_ends` is not null,
+  // pushes the text's size after each message (RenderedChat::message_ends).
+  std::string RenderFormat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                           std::vector<size_t>* message_ends) const;
   std::string RenderChatMl(const std::vector<ChatMessage>& messages,
-                           bool add_generation_prompt) const;
+                           bool add_generation_prompt, std::vector<size_t>* message_ends) const;
   std::string RenderLlama3(const std::vector<ChatMessage>& messages,
-                           bool add_generation_prompt) const;
+                           bool add_generation_prompt, std::vector<size_t>* message_ends) const;
   std::string RenderLlama31(const std::vector<ChatMessage>& messages,
-                            bool add_generation_prompt) const;
+                            bool add_generation_prompt, std::vector<size_t>* message_ends) const;
   std::string RenderQwen3(const std::vector<ChatMessage>& messages,
-                          bool add_generation_prompt) const;
+                          bool add_generation_prompt, std::vector<size_t>* message_ends) const;
   std::string RenderDeepSeekR1(const std::vector<ChatMessage>& messages,
-                               bool add_generation_prompt) const;
+                               bool add_generation_prompt, std::vector<size_t>* message_ends) const;
 
   Format format_;
   std::string default_system_;  // used when the first message is not a system one

@@ -165,6 +165,11 @@ absl::StatusOr<std::string> Tokenizer::RenderChat(const std::vector<ChatMessage>
   return chat_template_->Render(messages, add_generation_prompt);
 }
 
+absl::StatusOr<RenderedChat> Tokenizer::RenderChatWithMessageEnds(const std::vector<ChatMessage>& messages) const {
+  if (!chat_template_.ok()) return chat_template_.status();
+  return chat_template_->RenderWithMessageEnds(messages);
+}
+
 absl::StatusOr<std::vector<int32_t>> Tokenizer::EncodeChat(const std::vector<ChatMessage>& messages,
                                                            bool add_generation_prompt) const {
   ASSIGN_OR_RETURN(std::string prompt, RenderChat(messages, add_generation_prompt));

@@ -97,6 +97,9 @@ class Tokenizer {
   // its template is not supported.
   absl::StatusOr<std::string> RenderChat(const std::vector<ChatMessage>& messages,
                                          bool add_generation_prompt = true) const;
+  // ChatTemplate::RenderWithMessageEnds with RenderChat's errors: the whole
+  // conversation's text and where each message's part ends.
+  absl::StatusOr<RenderedChat> RenderChatWithMessageEnds(const std::vector<ChatMessage>& messages) const;
   // Encode(RenderChat(...)) without added special tokens (the template has them).
   absl::StatusOr<std::vector<int32_t>> EncodeChat(const std::vector<ChatMessage>& messages,
                                                   bool add_generation_prompt = true) const;

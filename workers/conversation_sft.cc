@@ -4,9 +4,14 @@
 #include <numeric>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "common/chat_training_marks.h"
+#include "common/check.h"
 #include "common/status_macros.h"
+#include "models/json_prompt.h"
 
 namespace rollout::workers {
 namespace {
@@ -15,6 +20,16 @@ namespace {
 size_t SharedPrefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b) {
   return static_cast<size_t>(std::mismatch(a.begin(), a.begin() + std::min(a.size(), b.size()), b.begin()).first -
                              a.begin());
+}
+
+// What the chat template writes after `earlier` to open the assistant's turn: the
+// generation prompt less the conversation before it.
+absl::StatusOr<std::string> GenerationPrompt(const models::Tokenizer& tokenizer,
+                                             const std::vector<models::ChatMessage>& earlier) {
+  ASSIGN_OR_RETURN(const std::string without, tokenizer.RenderChat(earlier, /*add_generation_prompt=*/false));
+  ASSIGN_OR_RETURN(std::string with, tokenizer.RenderChat(earlier, /*add_generation_prompt=*/true));
+  ROLLOUT_CHECK(absl::StartsWith(with, without)) << "a generation prompt that rewrites the conversation before it";
+  return with.substr(without.size());
 }
 
 // Token positions [0, n) cut to `max_length` as `truncation` cuts ids.
@@ -27,49 +42,57 @@ absl::StatusOr<std::vector<int32_t>> KeptPositions(size_t n, int64_t max_length,
 
 }  // namespace
 
+absl::StatusOr<Conversation> ParseConversation(const std::string& json_text, const std::string& where) {
+  const nlohmann::json messages = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  Conversation conversation;
+  absl::StatusOr<std::vector<models::ChatMessage>> parsed = models::ParseChatMessages(messages);
+  if (!parsed.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ": ", parsed.status().message()));
+  conversation.messages = *std::move(parsed);
+  for (size_t i = 0; i < conversation.messages.size(); ++i) {
+    absl::StatusOr<bool> trains = MessageTrains(messages[i]);
+    if (!trains.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(where, ": message ", i, ": ", trains.status().message()));
+    }
+    conversation.trained.push_back(*trains ? 1 : 0);
+  }
+  return conversation;
+}
+
 absl::StatusOr<ConversationTokens> EncodeConversation(const models::Tokenizer& tokenizer,
-                                                      const std::vector<models::ChatMessage>& messages,
-                                                      const std::string& where) {
+                                                      const Conversation& conversation, const std::string& where) {
+  const std::vector<models::ChatMessage>& messages = conversation.messages;
   const auto context = [&](const absl::Status& status) {
     return absl::Status(status.code(), absl::StrCat(where, ": ", status.message()));
   };
-  const auto not_appended = [&](size_t i) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        where, ": the chat template does not render message ", i, " by appending to messages 0-",
-        static_cast<int64_t>(i) - 1, ", so its tokens cannot be told apart; multi-turn SFT needs a template that does"));
-  };
+  absl::StatusOr<models::RenderedChat> rendered = tokenizer.RenderChatWithMessageEnds(messages);
+  if (!rendered.ok()) return context(rendered.status());
+  const absl::string_view text = rendered->text;
   ConversationTokens tokens;
-  std::string before;  // the messages before message i, rendered
+  size_t start = 0;  // where message i's part of the text begins
   for (size_t i = 0; i < messages.size(); ++i) {
-    const std::vector<models::ChatMessage> upto(messages.begin(), messages.begin() + static_cast<int64_t>(i) + 1);
-    absl::StatusOr<std::string> rendered = tokenizer.RenderChat(upto, /*add_generation_prompt=*/false);
-    if (!rendered.ok()) return context(rendered.status());
-    if (!absl::StartsWith(*rendered, before)) return not_appended(i);
-    const std::vector<int32_t> ids = tokenizer.Encode(absl::string_view(*rendered).substr(before.size()));
-    size_t header = ids.size();  // non-assistant messages: no token counts
-    if (messages[i].role == "assistant") {
-      const std::vector<models::ChatMessage> earlier(messages.begin(), messages.begin() + static_cast<int64_t>(i));
-      absl::StatusOr<std::string> prompt = tokenizer.RenderChat(earlier, /*add_generation_prompt=*/true);
-      if (!prompt.ok()) return context(prompt.status());
-      if (!absl::StartsWith(*prompt, before)) return not_appended(i);
-      header = SharedPrefix(ids, tokenizer.Encode(absl::string_view(*prompt).substr(before.size())));
+    const size_t end = rendered->message_ends[i];
+    const std::vector<int32_t> ids = tokenizer.Encode(text.substr(start, end - start));
+    size_t header = ids.size();  // untrained messages: no token counts
+    if (conversation.trained[i] == 1) {
+      absl::StatusOr<std::string> opening = GenerationPrompt(tokenizer, {messages.begin(), messages.begin() + i});
+      if (!opening.ok()) return context(opening.status());
+      header = SharedPrefix(ids, tokenizer.Encode(*opening));
     }
     tokens.ids.insert(tokens.ids.end(), ids.begin(), ids.end());
     for (size_t t = 0; t < ids.size(); ++t) tokens.counted.push_back(t >= header ? 1 : 0);
-    before = *std::move(rendered);
+    start = end;
   }
   return tokens;
 }
 
-absl::StatusOr<SftRowTokens> ConversationSftRow(const models::Tokenizer& tokenizer,
-                                                const std::vector<models::ChatMessage>& messages,
+absl::StatusOr<SftRowTokens> ConversationSftRow(const models::Tokenizer& tokenizer, const Conversation& conversation,
                                                 const PromptEncoding& encoding, int64_t max_response_length,
                                                 const std::string& where) {
-  ASSIGN_OR_RETURN(const ConversationTokens tokens, EncodeConversation(tokenizer, messages, where));
+  ASSIGN_OR_RETURN(const ConversationTokens tokens, EncodeConversation(tokenizer, conversation, where));
   const size_t first = static_cast<size_t>(std::find(tokens.counted.begin(), tokens.counted.end(), 1) -
                                            tokens.counted.begin());
   if (first == tokens.ids.size()) {
-    return absl::InvalidArgumentError(absl::StrCat(where, ": no assistant reply has a token to train on"));
+    return absl::InvalidArgumentError(absl::StrCat(where, ": no trained assistant reply has a token to train on"));
   }
   SftRowTokens row;
   ASSIGN_OR_RETURN(row.prompt, TruncateTokens({tokens.ids.begin(), tokens.ids.begin() + first},

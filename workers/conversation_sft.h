@@ -1,15 +1,17 @@
 // Conversations for SFT and DPO (verl's multi-turn SFT, TRL's conversational rows):
 // token ids with the tokens the loss counts, and an SFT row of them.
 //
-// A conversation is rendered with the model's chat template one message at a time:
-// message i's tokens encode what Render(messages[0..i]) adds to Render(messages[0..i-1]),
-// so together they are the whole conversation as the template writes it. An assistant
-// message's tokens count, except the header its turn opens with (the tokens it shares
-// with the generation prompt), so the model learns each reply and its end-of-turn
-// tokens; system and user messages do not count. A template that does not render a
-// conversation's first messages as the start of the whole (Qwen3 drops the reasoning of
-// replies before the last user message, and closes only the final reply's think block)
-// is InvalidArgument naming the message.
+// A conversation's tokens are the chat template's rendering of all its messages at once,
+// cut where the template writes each message (ChatTemplate::RenderWithMessageEnds). A
+// trained message's tokens count (common/chat_training_marks.h: assistant messages
+// unless marked off), except the header its turn opens with (the tokens it shares with
+// the generation prompt), so the model learns each reply and its end-of-turn tokens;
+// other messages do not count. Where the template writes a reply differently once a user
+// message follows it (Qwen3 keeps a reply's reasoning only after the last user message,
+// and gives the final reply an empty think block if it has none), the reply trains as
+// the whole conversation writes it. verl's multi-turn SFT renders one message at a time
+// instead, which for such templates trains on sequences the model never sees (its
+// ignore_input_ids_mismatch).
 #pragma once
 
 #include <cstdint>
@@ -24,23 +26,31 @@
 
 namespace rollout::workers {
 
-struct ConversationTokens {
-  std::vector<int32_t> ids;
-  std::vector<uint8_t> counted;  // per token: 1 for assistant replies' tokens
+struct Conversation {
+  std::vector<models::ChatMessage> messages;
+  std::vector<uint8_t> trained;  // per message: 1 where the loss counts its tokens
 };
 
-// `where` ("sft row 3") prefixes errors: the template's, and the unstable prefix above.
+// Chat messages as JSON text (a list of {"role": ..., "content": ...}), each trained as
+// its marks say (common/chat_training_marks.h). InvalidArgument naming `where` and the
+// message for anything else.
+absl::StatusOr<Conversation> ParseConversation(const std::string& json_text, const std::string& where);
+
+struct ConversationTokens {
+  std::vector<int32_t> ids;
+  std::vector<uint8_t> counted;  // per token: 1 for trained replies' tokens
+};
+
+// `where` ("sft row 3") prefixes the template's errors.
 absl::StatusOr<ConversationTokens> EncodeConversation(const models::Tokenizer& tokenizer,
-                                                      const std::vector<models::ChatMessage>& messages,
-                                                      const std::string& where);
+                                                      const Conversation& conversation, const std::string& where);
 
 // A conversation as one SFT row (sft_batch.h): the tokens before the first counted one
 // are the prompt, cut to encoding.max_prompt_length as data.truncation says, the rest
 // the response, cut to `max_response_length` the same way, with its counted tokens.
 // InvalidArgument naming `where` for EncodeConversation's errors, a conversation with
 // nothing counted, or (truncation "error") a part too long.
-absl::StatusOr<SftRowTokens> ConversationSftRow(const models::Tokenizer& tokenizer,
-                                                const std::vector<models::ChatMessage>& messages,
+absl::StatusOr<SftRowTokens> ConversationSftRow(const models::Tokenizer& tokenizer, const Conversation& conversation,
                                                 const PromptEncoding& encoding, int64_t max_response_length,
                                                 const std::string& where);
 

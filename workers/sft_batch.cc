@@ -29,24 +29,21 @@ absl::StatusOr<SftRowTokens> TextResponseRow(const models::Tokenizer& tokenizer,
   return tokens;
 }
 
-absl::StatusOr<std::vector<models::ChatMessage>> ParseMessages(const std::string& text, const std::string& where) {
-  absl::StatusOr<std::vector<models::ChatMessage>> messages =
-      models::ParseChatMessages(nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false));
-  if (!messages.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ": ", messages.status().message()));
-  return messages;
-}
-
+// A chat prompt and a messages response as one conversation, the prompt's messages not
+// trained (TRL's prompt-completion rows: the loss is the completion's).
 absl::StatusOr<SftRowTokens> MessagesResponseRow(const models::Tokenizer& tokenizer, const SftRows& rows, size_t i,
                                                  const PromptEncoding& encoding, int64_t max_response_length,
                                                  const std::string& where) {
   if (rows.formats[i] != "chat") {
     return absl::InvalidArgumentError(absl::StrCat(where, ": a messages response needs a chat prompt"));
   }
-  ASSIGN_OR_RETURN(std::vector<models::ChatMessage> messages, ParseMessages(rows.prompts[i], where + " (prompt)"));
-  ASSIGN_OR_RETURN(const std::vector<models::ChatMessage> response,
-                   ParseMessages(rows.responses[i], where + " (response)"));
-  messages.insert(messages.end(), response.begin(), response.end());
-  return ConversationSftRow(tokenizer, messages, encoding, max_response_length, where);
+  absl::StatusOr<std::vector<models::ChatMessage>> prompt =
+      models::ParseChatMessages(nlohmann::json::parse(rows.prompts[i], nullptr, /*allow_exceptions=*/false));
+  if (!prompt.ok()) return absl::InvalidArgumentError(absl::StrCat(where, " (prompt): ", prompt.status().message()));
+  ASSIGN_OR_RETURN(Conversation conversation, ParseConversation(rows.responses[i], where + " (response)"));
+  conversation.messages.insert(conversation.messages.begin(), prompt->begin(), prompt->end());
+  conversation.trained.insert(conversation.trained.begin(), prompt->size(), 0);
+  return ConversationSftRow(tokenizer, conversation, encoding, max_response_length, where);
 }
 
 }  // namespace

@@ -4,7 +4,8 @@
 // counts. A text response is its tokens plus the end-of-sequence token, so the model
 // learns to answer and then stop, after the prompt encoded as the rollout encodes it
 // (prompt_encoding.h). A messages response continues its chat prompt's conversation:
-// conversation_sft.h's tokens, the prompt ending where the first counted token starts.
+// conversation_sft.h's tokens, the prompt's messages untrained, the prompt ending where
+// the first counted token starts.
 // A part longer than its length is cut as data.truncation says (prompt_encoding.h's
 // PromptTruncation and ResponseTruncation) or, with "error", an InvalidArgument naming
 // the row and the length.

@@ -60,7 +60,7 @@ TEST_F(VerlSynonymKeys, VerlsSftTrainerCommandLineLoads) {
        "model.partial_pretrain=/models/Qwen2.5-0.5B-Instruct", "trainer.total_epochs=1", "model.lora_rank=32",
        "model.lora_alpha=16", "model.target_modules=all-linear", "model.enable_gradient_checkpointing=true",
        "optim.warmup_steps_ratio=0.1", "optim.clip_grad=1.0", "optim.lr_scheduler=cosine", "optim.betas=[0.9,0.95]",
-       "trainer.max_ckpt_to_keep=2", "data.messages_key=conversation"});
+       "trainer.max_ckpt_to_keep=2", "data.messages_key=conversation", "+data.ignore_input_ids_mismatch=True"});
   const Recipe& recipe = set.recipe;
   EXPECT_EQ(recipe.actor().model().path(), "/models/Qwen2.5-0.5B-Instruct");
   EXPECT_EQ(recipe.actor().optim().lr(), 1e-4);
@@ -76,7 +76,7 @@ TEST_F(VerlSynonymKeys, VerlsSftTrainerCommandLineLoads) {
   EXPECT_EQ(recipe.data().response_dict_keys(0), "answer");
   EXPECT_EQ(recipe.data().multiturn().messages_key(), "conversation");
   EXPECT_EQ(SourceOf(set, "actor.model.path"), "command line 'model.partial_pretrain=/models/Qwen2.5-0.5B-Instruct'");
-  ASSERT_EQ(set.ignored_verl_keys.size(), 5u);
+  ASSERT_EQ(set.ignored_verl_keys.size(), 6u);
   EXPECT_NE(set.ignored_verl_keys[0].find("verl's 'actor.model.fsdp_config' at "), std::string::npos)
       << set.ignored_verl_keys[0];
   EXPECT_NE(Error("data:\n  max_length: 1024\n")

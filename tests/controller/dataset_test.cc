@@ -370,6 +370,10 @@ TEST(SftDataset, AResponseMayBeChatMessagesAfterAChatPrompt) {
        ":1: \"response\" is chat messages, which continue a chat prompt, but the prompt is text"},
       {R"({"prompt": [{"role": "user", "content": "hi"}], "response": [{"role": "user", "content": "and?"}]})",
        ":1: \"response\" has no assistant message to train on"},
+      {R"({"prompt": [{"role": "user", "content": "hi"}], "response": [{"role": "assistant", "content": "a", "weight": 0}]})",
+       ":1: \"response\" has no assistant message to train on"},
+      {R"({"prompt": [{"role": "user", "content": "hi"}], "response": [{"role": "assistant", "content": "a", "trainable": "no"}]})",
+       ":1: \"response\" message 0: \"trainable\" must be true or false, not \"no\""},
   };
   for (const auto& [row, expected] : cases) {
     const std::string bad = dir.Write("bad.jsonl", row);
@@ -386,6 +390,13 @@ TEST(ConversationDataset, BadConversationsAreNamedByFileAndLine) {
       {R"({"messages": [{"role": "user", "content": 1}]})",
        ":1: \"messages\" message 0 is not {\"role\": string, \"content\": string}"},
       {R"({"messages": [{"role": "user", "content": "hi"}]})", ":1: \"messages\" has no assistant message to train on"},
+      // The marks of messages to train on, or not (verl's trainable, OpenAI's weight).
+      {R"({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "a", "trainable": false}]})",
+       ":1: \"messages\" has no assistant message to train on"},
+      {R"({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "a", "weight": 0.5}]})",
+       ":1: \"messages\" message 1: \"weight\" must be 0 or 1, not 0.5"},
+      {R"({"messages": [{"role": "user", "content": "hi", "trainable": true}, {"role": "assistant", "content": "a"}]})",
+       ":1: \"messages\" message 0: a user message is marked to train; only assistant messages train"},
   };
   for (const auto& [row, expected] : cases) {
     const std::string path = dir.Write("chats.jsonl", row);

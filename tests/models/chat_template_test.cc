@@ -278,6 +278,60 @@ TEST(ChatTemplate, RoleOtherThanSystemUserAssistantIsRefused) {
       ChatTemplate::FromFormatName("chatml")->Render({{"user", "Hi"}, {"tool", "42"}}, true);
   EXPECT_EQ(text.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_THAT(text.status().message(), HasSubstr("message 1 has role 'tool'"));
+  EXPECT_THAT(ChatTemplate::FromFormatName("chatml")->RenderWithMessageEnds({{"tool", "42"}}).status().message(),
+              HasSubstr("message 0 has role 'tool'"));
+}
+
+// Each message's part of a whole conversation's text: text[ends[i - 1], ends[i]).
+std::vector<std::string> MessageParts(const ChatTemplate& chat, const std::vector<ChatMessage>& messages) {
+  absl::StatusOr<RenderedChat> rendered = chat.RenderWithMessageEnds(messages);
+  EXPECT_TRUE(rendered.ok()) << rendered.status();
+  if (!rendered.ok()) return {};
+  EXPECT_EQ(rendered->text, MustRender(chat, messages, /*add_generation_prompt=*/false));
+  EXPECT_EQ(rendered->message_ends.size(), messages.size());
+  std::vector<std::string> parts;
+  size_t start = 0;
+  for (const size_t end : rendered->message_ends) {
+    EXPECT_LE(start, end);
+    parts.push_back(rendered->text.substr(start, end - start));
+    start = end;
+  }
+  EXPECT_EQ(start, rendered->text.size());
+  return parts;
+}
+
+TEST(ChatTemplate, MessageEndsCutTheWholeConversationAtEachMessage) {
+  const std::vector<ChatMessage> two_replies = {{"user", "2+2?"}, {"assistant", "4"}, {"user", "3+3?"}, {"assistant", "6"}};
+  // What a format writes before the first message belongs to it.
+  EXPECT_THAT(MessageParts(MustRecognize(kQwen25Template), two_replies),
+              ::testing::ElementsAre("<|im_start|>system\nYou are Qwen, created by Alibaba Cloud. You are a helpful "
+                                     "assistant.<|im_end|>\n<|im_start|>user\n2+2?<|im_end|>\n",
+                                     "<|im_start|>assistant\n4<|im_end|>\n", "<|im_start|>user\n3+3?<|im_end|>\n",
+                                     "<|im_start|>assistant\n6<|im_end|>\n"));
+  EXPECT_THAT(MessageParts(*ChatTemplate::FromFormatName("llama3"), two_replies),
+              ::testing::ElementsAre("<|begin_of_text|><|start_header_id|>user<|end_header_id|>\n\n2+2?<|eot_id|>",
+                                     "<|start_header_id|>assistant<|end_header_id|>\n\n4<|eot_id|>",
+                                     "<|start_header_id|>user<|end_header_id|>\n\n3+3?<|eot_id|>",
+                                     "<|start_header_id|>assistant<|end_header_id|>\n\n6<|eot_id|>"));
+  ChatTemplate llama31 = *ChatTemplate::FromFormatName("llama3.1");
+  llama31.set_date_string("26 Jul 2024");
+  const std::vector<std::string> llama31_parts = MessageParts(llama31, {{"system", "S"}, {"user", "Hi"}});
+  ASSERT_EQ(llama31_parts.size(), 2u);
+  EXPECT_THAT(llama31_parts[0], ::testing::EndsWith("Today Date: 26 Jul 2024\n\nS<|eot_id|>"));
+  EXPECT_EQ(llama31_parts[1], "<|start_header_id|>user<|end_header_id|>\n\nHi<|eot_id|>");
+  // Qwen3: the first reply as the whole conversation writes it (reasoning dropped, no
+  // think block), not as it is when it is the last message.
+  EXPECT_THAT(MessageParts(MustRecognize(Qwen3Template()),
+                           {{"user", "2+2?"}, {"assistant", "<think>\nadd\n</think>\n\n4"}, {"user", "3+3?"}, {"assistant", "6"}}),
+              ::testing::ElementsAre("<|im_start|>user\n2+2?<|im_end|>\n", "<|im_start|>assistant\n4<|im_end|>\n",
+                                     "<|im_start|>user\n3+3?<|im_end|>\n",
+                                     "<|im_start|>assistant\n<think>\n\n</think>\n\n6<|im_end|>\n"));
+  // DeepSeek-R1 writes the system message at the front: nothing where it stands.
+  EXPECT_THAT(MessageParts(MustRecognize(DeepSeekR1Template()),
+                           {{"user", "Q1"}, {"assistant", "A1"}, {"system", "S"}, {"user", "Q2"}}),
+              ::testing::ElementsAre("<｜begin▁of▁sentence｜>S<｜User｜>Q1", "<｜Assistant｜>A1<｜end▁of▁sentence｜>", "",
+                                     "<｜User｜>Q2"));
+  EXPECT_TRUE(MessageParts(MustRecognize(Qwen3Template()), {}).empty());
 }
 
 }  // namespace

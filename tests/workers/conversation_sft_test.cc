@@ -1,5 +1,5 @@
 // Conversations for SFT and DPO: a conversation's tokens are the chat template's whole
-// rendering, the loss counts each assistant reply and its end-of-turn tokens but not its
+// rendering (Qwen3's included), the loss counts each assistant reply and its end-of-turn tokens but not its
 // header nor the other messages, and a chat prompt with a messages response takes verl's
 // SFT layout with too-long parts refused or cut as data.truncation says.
 #include "workers/conversation_sft.h"
@@ -22,6 +22,13 @@ std::unique_ptr<models::Tokenizer> Fixture(const std::string& chat_format = "") 
   models::TokenizerOptions options;
   options.chat_template = chat_format;
   return models::Tokenizer::Load("tests/data/tiny-qwen2", options).value();
+}
+
+// `messages` with every assistant message trained, as unmarked rows have them.
+Conversation EveryReplyTrained(const std::vector<models::ChatMessage>& messages) {
+  Conversation conversation{messages, {}};
+  for (const models::ChatMessage& message : messages) conversation.trained.push_back(message.role == "assistant");
+  return conversation;
 }
 
 const std::vector<models::ChatMessage> kTwoReplies = {
@@ -49,30 +56,52 @@ std::string CountedText(const models::Tokenizer& tokenizer, const std::vector<in
 
 TEST(EncodeConversation, CountsEachReplyAndItsEndOfTurnButNotItsHeader) {
   const auto tokenizer = Fixture();
-  const ConversationTokens tokens = EncodeConversation(*tokenizer, kTwoReplies, "row").value();
+  const ConversationTokens tokens = EncodeConversation(*tokenizer, EveryReplyTrained(kTwoReplies), "row").value();
   EXPECT_EQ(tokens.ids, tokenizer->EncodeChat(kTwoReplies, /*add_generation_prompt=*/false).value());
   ASSERT_EQ(tokens.counted.size(), tokens.ids.size());
   EXPECT_EQ(CountedText(*tokenizer, tokens.ids, tokens.counted), "4<|im_end|>\n6<|im_end|>\n");
 }
 
-// Qwen3's template drops an earlier reply's think block once a user message follows it,
-// so the second reply's tokens cannot be found by rendering the conversation's start.
-TEST(EncodeConversation, ATemplateThatRewritesEarlierTurnsIsRefusedNamingTheMessage) {
-  const auto tokenizer = Fixture("qwen3");
-  const absl::StatusOr<ConversationTokens> tokens = EncodeConversation(*tokenizer, kTwoReplies, "sft row 2");
-  EXPECT_EQ(tokens.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(tokens.status().message(),
-              HasSubstr("sft row 2: the chat template does not render message 3 by appending to messages 0-2"));
-  // One reply is a prompt and its answer: nothing before it is rewritten.
-  const std::vector<models::ChatMessage> one_reply(kTwoReplies.begin(), kTwoReplies.begin() + 3);
-  const ConversationTokens single = EncodeConversation(*tokenizer, one_reply, "row").value();
-  EXPECT_EQ(single.ids, tokenizer->EncodeChat(one_reply, /*add_generation_prompt=*/false).value());
-  EXPECT_THAT(CountedText(*tokenizer, single.ids, single.counted), ::testing::EndsWith("4<|im_end|>\n"));
+// Qwen3's template drops a reply's reasoning once a user message follows it, and gives
+// the final reply an empty think block: each reply trains as the whole conversation
+// writes it, not as it is when it is the last message (verl's per-message rendering).
+TEST(EncodeConversation, RepliesTrainAsTheWholeConversationWritesThem) {
+  const std::vector<models::ChatMessage> reasoned = {{"user", "2+2?"},
+                                                     {"assistant", "<think>\nadd\n</think>\n\n4"},
+                                                     {"user", "3+3?"},
+                                                     {"assistant", "<think>\ndouble\n</think>\n\n6"}};
+  const auto qwen3 = Fixture("qwen3");
+  for (const auto& messages : {kTwoReplies, reasoned}) {
+    const ConversationTokens tokens = EncodeConversation(*qwen3, EveryReplyTrained(messages), "row").value();
+    EXPECT_EQ(tokens.ids, qwen3->EncodeChat(messages, /*add_generation_prompt=*/false).value());
+  }
+  const ConversationTokens unreasoned = EncodeConversation(*qwen3, EveryReplyTrained(kTwoReplies), "row").value();
+  EXPECT_EQ(CountedText(*qwen3, unreasoned.ids, unreasoned.counted),
+            "4<|im_end|>\n<think>\n\n</think>\n\n6<|im_end|>\n");
+  const ConversationTokens tokens = EncodeConversation(*qwen3, EveryReplyTrained(reasoned), "row").value();
+  EXPECT_EQ(CountedText(*qwen3, tokens.ids, tokens.counted), "4<|im_end|>\n<think>\ndouble\n</think>\n\n6<|im_end|>\n");
+  // With thinking off, the generation prompt holds the empty think block: the final
+  // reply's header then takes it in, and the reply counts from its answer.
+  models::TokenizerOptions no_thinking;
+  no_thinking.chat_template = "qwen3";
+  no_thinking.enable_thinking = false;
+  const auto plain = models::Tokenizer::Load("tests/data/tiny-qwen2", no_thinking).value();
+  const ConversationTokens answers = EncodeConversation(*plain, EveryReplyTrained(kTwoReplies), "row").value();
+  EXPECT_EQ(answers.ids, plain->EncodeChat(kTwoReplies, /*add_generation_prompt=*/false).value());
+  EXPECT_EQ(CountedText(*plain, answers.ids, answers.counted), "4<|im_end|>\n6<|im_end|>\n");
+}
+
+TEST(EncodeConversation, TheTemplatesErrorsNameTheRow) {
+  const auto tokenizer = Fixture();
+  EXPECT_THAT(EncodeConversation(*tokenizer, EveryReplyTrained({{"user", "hi"}, {"tool", "42"}}), "sft row 2")
+                  .status()
+                  .message(),
+              HasSubstr("sft row 2: message 1 has role 'tool'"));
 }
 
 TEST(BuildSftBatch, AMessagesResponsesPromptEndsWhereTheFirstReplyStartsAndTheLossSkipsLaterUserTurns) {
   const auto tokenizer = Fixture();
-  const ConversationTokens tokens = EncodeConversation(*tokenizer, kTwoReplies, "row").value();
+  const ConversationTokens tokens = EncodeConversation(*tokenizer, EveryReplyTrained(kTwoReplies), "row").value();
   const size_t first = std::find(tokens.counted.begin(), tokens.counted.end(), 1) - tokens.counted.begin();
   PromptEncoding encoding;
   encoding.max_prompt_length = 40;
@@ -106,7 +135,7 @@ TEST(BuildSftBatch, TooLongConversationPartsFollowTruncationAndOnesWithoutAReply
   encoding.max_prompt_length = 40;
   encoding.truncation = "right";
   const PolicyBatch cut = BuildSftBatch(*tokenizer, TwoRepliesRow(), encoding, 4).value();
-  const ConversationTokens tokens = EncodeConversation(*tokenizer, kTwoReplies, "row").value();
+  const ConversationTokens tokens = EncodeConversation(*tokenizer, EveryReplyTrained(kTwoReplies), "row").value();
   const size_t first = std::find(tokens.counted.begin(), tokens.counted.end(), 1) - tokens.counted.begin();
   for (int64_t t = 0; t < 4; ++t) {
     EXPECT_EQ(cut.responses[0][t].item<int64_t>(), tokens.ids[first + t]);
@@ -115,11 +144,58 @@ TEST(BuildSftBatch, TooLongConversationPartsFollowTruncationAndOnesWithoutAReply
   SftRows unanswered = TwoRepliesRow();
   unanswered.responses = {R"([{"role": "user", "content": "hi"}])"};
   EXPECT_THAT(BuildSftBatch(*tokenizer, unanswered, encoding, 40).status().message(),
-              HasSubstr("sft row 0: no assistant reply has a token to train on"));
+              HasSubstr("sft row 0: no trained assistant reply has a token to train on"));
   SftRows text_prompt = TwoRepliesRow();
   text_prompt.formats = {"text"};
   EXPECT_THAT(BuildSftBatch(*tokenizer, text_prompt, encoding, 40).status().message(),
               HasSubstr("sft row 0: a messages response needs a chat prompt"));
+}
+
+// The counted response tokens of `batch`'s row 0, decoded.
+std::string CountedResponse(const models::Tokenizer& tokenizer, const PolicyBatch& batch) {
+  std::vector<int32_t> kept;
+  for (int64_t t = 0; t < batch.responses.size(1); ++t) {
+    if (batch.response_mask[0][t].item<int64_t>() == 1) kept.push_back(batch.responses[0][t].item<int32_t>());
+  }
+  return tokenizer.Decode(kept);
+}
+
+// TRL's prompt-completion rows: the loss is the completion's, even where the chat
+// prompt holds earlier replies.
+TEST(BuildSftBatch, APromptsRepliesDoNotTrain) {
+  const auto tokenizer = Fixture();
+  SftRows rows = TwoRepliesRow();
+  rows.prompts = {R"([{"role": "user", "content": "2+2?"}, {"role": "assistant", "content": "4"},)"
+                  R"( {"role": "user", "content": "3+3?"}])"};
+  rows.responses = {R"([{"role": "assistant", "content": "6"}])"};
+  PromptEncoding encoding;
+  encoding.max_prompt_length = 80;
+  EXPECT_EQ(CountedResponse(*tokenizer, BuildSftBatch(*tokenizer, rows, encoding, 40).value()), "6<|im_end|>\n");
+}
+
+// verl's "trainable": false and OpenAI's "weight": 0 keep a reply as context only.
+TEST(BuildSftBatch, RepliesMarkedOffAreContextOnly) {
+  const auto tokenizer = Fixture();
+  PromptEncoding encoding;
+  encoding.max_prompt_length = 80;
+  for (const std::string mark : {R"("trainable": false)", R"("weight": 0)"}) {
+    SftRows rows = TwoRepliesRow();
+    rows.responses = {R"([{"role": "assistant", "content": "4", )" + mark +
+                      R"(}, {"role": "user", "content": "3+3?"}, {"role": "assistant", "content": "6"}])"};
+    const PolicyBatch batch = BuildSftBatch(*tokenizer, rows, encoding, 40).value();
+    EXPECT_EQ(CountedResponse(*tokenizer, batch), "6<|im_end|>\n") << mark;
+    // The prompt runs to the first trained reply: the unmarked row's prompt and more.
+    const PolicyBatch unmarked = BuildSftBatch(*tokenizer, TwoRepliesRow(), encoding, 40).value();
+    EXPECT_GT(batch.attention_mask[0].narrow(0, 0, 80).sum().item<int64_t>(),
+              unmarked.attention_mask[0].narrow(0, 0, 80).sum().item<int64_t>());
+  }
+  SftRows bad = TwoRepliesRow();
+  bad.responses = {R"([{"role": "assistant", "content": "4", "weight": 3}])"};
+  EXPECT_EQ(BuildSftBatch(*tokenizer, bad, encoding, 40).status().message(),
+            "sft row 0 (response): message 0: \"weight\" must be 0 or 1, not 3");
+  bad.responses = {R"([{"role": "assistant", "content": "4", "trainable": false}])"};
+  EXPECT_EQ(BuildSftBatch(*tokenizer, bad, encoding, 40).status().message(),
+            "sft row 0: no trained assistant reply has a token to train on");
 }
 
 }  // namespace
