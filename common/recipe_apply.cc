@@ -291,7 +291,12 @@ absl::Status LayerApplier::SkipVerlInertMap(const YAML::Node& map, const YAML::M
           "' the keys that ask for nothing here may be set, and are ignored: ", absl::StrJoin(VerlInertKeysUnder(key), ", "),
           ")"));
     }
-    return UnknownKeyError(key, entry.first.Scalar(), VerlInertKeysUnder(key), Where(entry.first.Mark()));
+    std::vector<std::string> valid = VerlInertKeysUnder(key);
+    const std::vector<std::string> synonyms = VerlSynonymKeysUnder(key);
+    valid.insert(valid.end(), synonyms.begin(), synonyms.end());
+    std::sort(valid.begin(), valid.end());
+    valid.erase(std::unique(valid.begin(), valid.end()), valid.end());
+    return UnknownKeyError(key, entry.first.Scalar(), valid, Where(entry.first.Mark()));
   }
   return absl::OkStatus();
 }

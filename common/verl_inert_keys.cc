@@ -25,6 +25,9 @@ const char kAttentionImplementation[] =
 const char kNoDropout[] =
     "a dropout probability in the model's HF config; the models here apply no dropout (LoRA's aside), as 0 asks";
 const char kMultiTurn[] = "a setting of multi-turn rollouts with tools, which are not implemented (rollout.multi_turn.enable: false)";
+const char kPositionLimit[] =
+    "the position limit in the model's HF config, which verl's long-response recipes raise; positions here are not "
+    "bounded by it (rotary embeddings are computed for any position), and exported checkpoints keep the model's value";
 const char kZeroIndexed[] = "the schedule here counts the first update as step 0, verl's default; counting from 1 is not offered";
 
 const std::vector<VerlInertKey>& Table() {
@@ -77,6 +80,7 @@ const std::vector<VerlInertKey>& Table() {
       {"actor.model.override_config.attention_dropout", {"0"}, kNoDropout},
       {"actor.model.override_config.embd_pdrop", {"0"}, kNoDropout},
       {"actor.model.override_config.resid_pdrop", {"0"}, kNoDropout},
+      {"actor.model.override_config.max_position_embeddings", {}, kPositionLimit},
       {"ref.strategy", {}, absl::StrCat("verl's backend for the reference model; ", kWholeModels)},
       {"ref.fsdp_config", {}, absl::StrCat("FSDP's sharding and offloading; ", kWholeModels)},
       {"ref.ulysses_sequence_parallel_size", {"1"}, "Ulysses sequence parallelism is not implemented"},
@@ -91,6 +95,7 @@ const std::vector<VerlInertKey>& Table() {
       {"critic.model.override_config.attention_dropout", {"0"}, kNoDropout},
       {"critic.model.override_config.embd_pdrop", {"0"}, kNoDropout},
       {"critic.model.override_config.resid_pdrop", {"0"}, kNoDropout},
+      {"critic.model.override_config.max_position_embeddings", {}, kPositionLimit},
       {"actor.ppo_micro_batch_size", {"null"}, "verl's deprecated global micro-batch size; set ppo_micro_batch_size_per_gpu"},
       {"critic.ppo_micro_batch_size", {"null"}, "verl's deprecated global micro-batch size; set ppo_micro_batch_size_per_gpu"},
       {"critic.rollout_n", {}, "verl's copy of rollout.n, which the critic here reads itself"},
@@ -98,7 +103,9 @@ const std::vector<VerlInertKey>& Table() {
       // The rollout: verl's inference engines.
       {"rollout.name", {"vllm", "sglang", "hf"},
        "verl's inference engines; this project's own engine (rollout.name: native) serves the rollout, with the same sampling keys"},
-      {"rollout.mode", {"sync"}, "verl's asynchronous rollout server (its agent loop) is not implemented"},
+      {"rollout.mode", {"async", "sync"},
+       "how verl serves its inference engine (async, its default: a server its agent loop calls; sync, deprecated: "
+       "batch inference); the engine here generates in the rollout worker, the same responses for single-turn prompts"},
       {"rollout.tensor_model_parallel_size", {"1"}, "tensor parallelism is not implemented; each rollout worker holds a whole model"},
       {"rollout.free_cache_engine", {}, "vLLM's sleep mode between rollouts"},
       {"rollout.load_format", {}, "how vLLM loads its first weights; the engine here starts from the actor's"},
@@ -133,13 +140,16 @@ const std::vector<VerlInertKey>& Table() {
       {"rollout.skip_rollout", {"false"}, "replaying rollouts dumped by an earlier run is not implemented"},
       {"rollout.skip_dump_dir", {}, "where verl dumps rollouts for rollout.skip_rollout"},
       {"rollout.skip_tokenizer_init", {}, "whether vLLM loads its own tokenizer"},
-      {"rollout.agent", {}, "verl's agent loop, which serves only its asynchronous rollout (rollout.mode: async)"},
+      {"rollout.agent", {}, "verl's agent loop, which drives its asynchronous rollout server; single-turn prompts need nothing of it"},
       {"rollout.profiler", {}, kProfiler},
       // Rewards: verl's reward model and Python reward functions.
       {"reward_model.reward_manager", {"naive", "dapo"},
        "verl's naive manager (one score per response) is what reward.* runs, and its dapo manager that with "
        "reward.overlong_buffer (reward_model.overlong_buffer); its prime and batch managers have no counterpart here"},
       {"reward_model.overlong_buffer.log", {},
+       "whether verl's DAPO manager returns its overlong penalty as extra info; reward/overlong_penalty/mean and "
+       "reward/overlong_fraction are always logged here"},
+      {"reward_model.reward_kwargs.overlong_buffer_cfg.log", {},
        "whether verl's DAPO manager returns its overlong penalty as extra info; reward/overlong_penalty/mean and "
        "reward/overlong_fraction are always logged here"},
       {"reward_model.enable_resource_pool", {"false"}, kRewardModelPool},

@@ -1,6 +1,9 @@
 #include "common/verl_synonym_keys.h"
 
+#include <set>
 #include <vector>
+
+#include "absl/strings/match.h"
 
 namespace rollout::config {
 namespace {
@@ -36,6 +39,12 @@ const std::vector<VerlSynonymKey>& Table() {
       {"reward_model.overlong_buffer.enable", "reward.overlong_buffer.enable"},
       {"reward_model.overlong_buffer.len", "reward.overlong_buffer.len"},
       {"reward_model.overlong_buffer.penalty_factor", "reward.overlong_buffer.penalty_factor"},
+      // ... or as its keyword arguments (verl's recipes written for its newer config),
+      // with the response length it measures against, verl's data.max_response_length.
+      {"reward_model.reward_kwargs.overlong_buffer_cfg.enable", "reward.overlong_buffer.enable"},
+      {"reward_model.reward_kwargs.overlong_buffer_cfg.len", "reward.overlong_buffer.len"},
+      {"reward_model.reward_kwargs.overlong_buffer_cfg.penalty_factor", "reward.overlong_buffer.penalty_factor"},
+      {"reward_model.reward_kwargs.max_resp_len", "data.max_response_length"},
   };
   return *table;
 }
@@ -54,6 +63,17 @@ bool IsVerlSynonymTarget(const std::string& key) {
     if (entry.target == key) return true;
   }
   return false;
+}
+
+std::vector<std::string> VerlSynonymKeysUnder(const std::string& key) {
+  const std::string prefix = key + ".";
+  std::set<std::string> names;
+  for (const VerlSynonymKey& entry : Table()) {
+    if (!absl::StartsWith(entry.key, prefix)) continue;
+    const std::string rest = entry.key.substr(prefix.size());
+    names.insert(rest.substr(0, rest.find('.')));
+  }
+  return {names.begin(), names.end()};
 }
 
 }  // namespace rollout::config

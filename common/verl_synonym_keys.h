@@ -10,6 +10,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace rollout::config {
 
@@ -23,5 +24,8 @@ const VerlSynonymKey* FindVerlSynonymKey(const std::string& key);
 
 // Whether canonical `key` is the target of some entry.
 bool IsVerlSynonymTarget(const std::string& key);
+
+// The names of the entries directly below `key`, sorted (for unknown-key messages).
+std::vector<std::string> VerlSynonymKeysUnder(const std::string& key);
 
 }  // namespace rollout::config

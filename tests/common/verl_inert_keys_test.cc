@@ -58,6 +58,25 @@ TEST_F(VerlInertKeys, AVerlCommandLineLoadsAndListsWhatItIgnores) {
   EXPECT_THAT(loaded->ignored_verl_keys[7], HasSubstr("'actor_rollout_ref.hybrid_engine'"));
 }
 
+// verl serves its rollout asynchronously by default (rollout.mode: async; sync is
+// deprecated there): both load, as the engine here generates the same responses.
+TEST_F(VerlInertKeys, EitherRolloutModeLoads) {
+  for (const char* mode : {"async", "sync"}) {
+    const absl::StatusOr<LoadedRecipe> loaded = Load({std::string("actor_rollout_ref.rollout.mode=") + mode});
+    ASSERT_TRUE(loaded.ok()) << loaded.status();
+    ASSERT_EQ(loaded->ignored_verl_keys.size(), 1u);
+    EXPECT_THAT(loaded->ignored_verl_keys[0], HasSubstr("the engine here generates in the rollout worker"));
+  }
+}
+
+// verl's DAPO recipes raise the model's position limit for their 8k-token responses.
+TEST_F(VerlInertKeys, ARaisedPositionLimitLoads) {
+  const absl::StatusOr<LoadedRecipe> loaded = Load({"+actor_rollout_ref.model.override_config.max_position_embeddings=32768"});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->ignored_verl_keys.size(), 1u);
+  EXPECT_THAT(loaded->ignored_verl_keys[0], HasSubstr("positions here are not bounded by it"));
+}
+
 // From verl's PPO examples: the critic's, the data's and the rollout's machinery.
 TEST_F(VerlInertKeys, AVerlPpoCommandLineLoads) {
   const absl::StatusOr<LoadedRecipe> loaded =
@@ -131,13 +150,14 @@ TEST_F(VerlInertKeys, ValuesThatAskForWhatIsNotHereAreErrors) {
   EXPECT_THAT(Error({"custom_reward_function.path=my_reward.py"}),
               HasSubstr("cannot be my_reward.py here: Python reward functions cannot be loaded; use a built-in "
                         "(reward.name) or a C++ plug-in (reward.plugin) (it may be null)"));
-  EXPECT_THAT(Error({"actor_rollout_ref.rollout.mode=async"}), HasSubstr("(it may be sync)"));
+  EXPECT_THAT(Error({"actor_rollout_ref.rollout.multi_turn.enable=True"}),
+              HasSubstr("multi-turn rollouts with tools are not implemented (it may be false)"));
   EXPECT_THAT(Error({"actor_rollout_ref.model.override_config={rope_theta: 5}"}),
               HasSubstr("verl's 'actor.model.override_config.rope_theta' at command line "
                         "'actor_rollout_ref.model.override_config={rope_theta: 5}' cannot be set here: "
                         "changing a model's HF config at load is not implemented (under "
                         "'actor.model.override_config' the keys that ask for nothing here may be set, and are ignored: "
-                        "attention_dropout, attn_implementation, embd_pdrop, resid_pdrop)"));
+                        "attention_dropout, attn_implementation, embd_pdrop, max_position_embeddings, resid_pdrop)"));
   // A real key keeps its own checks: rollout.name's other values.
   EXPECT_THAT(Error({"actor_rollout_ref.rollout.name=trtllm"}), HasSubstr("must be one of native; got 'trtllm'"));
 }
@@ -205,11 +225,11 @@ TEST_F(VerlInertKeys, KeysTheTableDoesNotListStayUnknown) {
                               "'reward_model.micro_batchsize=8'"),
                     HasSubstr("did you mean 'reward_model.micro_batch_size'?")));
   EXPECT_EQ(Error({"reward_model.reward_kwargs.x=1"}),
-            "unknown key 'reward_model.reward_kwargs' at command line 'reward_model.reward_kwargs.x=1'; valid "
-            "keys under 'reward_model': enable, enable_resource_pool, forward_max_token_len_per_gpu, "
-            "launch_reward_fn_async, max_length, micro_batch_size, micro_batch_size_per_gpu, model, "
-            "n_gpus_per_node, nnodes, overlong_buffer, profiler, reward_manager, sandbox_fusion, strategy, "
-            "ulysses_sequence_parallel_size, use_dynamic_bsz");
+            "unknown key 'reward_model.reward_kwargs.x' at command line 'reward_model.reward_kwargs.x=1'; valid "
+            "keys under 'reward_model.reward_kwargs': max_resp_len, overlong_buffer_cfg");
+  EXPECT_THAT(Error({"reward_model.reward_args.x=1"}),
+              HasSubstr("unknown key 'reward_model.reward_args' at command line 'reward_model.reward_args.x=1' "
+                        "\xE2\x80\x94 did you mean 'reward_model.reward_kwargs'?"));
   EXPECT_THAT(Error({"actor_rollout_ref.actor.fsdp_confg.param_offload=False"}),
               HasSubstr("unknown key 'actor.fsdp_confg'"));
 }

@@ -98,6 +98,24 @@ TEST_F(VerlSynonymKeys, DaposRewardModelKeysSetTheOverlongBuffer) {
   ASSERT_EQ(set.ignored_verl_keys.size(), 2u);  // reward_manager and overlong_buffer.log
 }
 
+// The same buffer as the DAPO manager's keyword arguments (verl's Qwen3 GSPO examples).
+TEST_F(VerlSynonymKeys, DaposRewardKwargsSetTheOverlongBufferToo) {
+  const LoadedRecipe set = Load(
+      "kwargs.yaml", "data:\n  max_response_length: 3072\n",
+      {"reward_model.reward_manager=dapo", "+reward_model.reward_kwargs.overlong_buffer_cfg.enable=True",
+       "+reward_model.reward_kwargs.overlong_buffer_cfg.len=2048",
+       "+reward_model.reward_kwargs.overlong_buffer_cfg.penalty_factor=1.0",
+       "+reward_model.reward_kwargs.overlong_buffer_cfg.log=False", "+reward_model.reward_kwargs.max_resp_len=3072"});
+  EXPECT_TRUE(set.recipe.reward().overlong_buffer().enable());
+  EXPECT_EQ(set.recipe.reward().overlong_buffer().len(), 2048);
+  EXPECT_EQ(set.recipe.reward().overlong_buffer().penalty_factor(), 1.0);
+  EXPECT_EQ(set.recipe.data().max_response_length(), 3072);
+  EXPECT_EQ(set.ignored_verl_keys.size(), 2u);  // reward_manager and overlong_buffer_cfg.log
+  // One value serves the response length and the manager's: two in one layer are an error.
+  const std::string two = Error("data:\n  max_response_length: 3072\nreward_model:\n  reward_kwargs:\n    max_resp_len: 1024\n");
+  EXPECT_NE(two.find("max_resp_len"), std::string::npos) << two;
+}
+
 TEST_F(VerlSynonymKeys, ALaterLayerWinsWhicheverSpellingItUses) {
   EXPECT_EQ(Load("a.yaml", "actor:\n  grad_clip: 1.0\n", {"actor.optim.clip_grad=0.3"})
                 .recipe.actor()
