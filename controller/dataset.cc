@@ -37,12 +37,19 @@ bool IsChatMessage(const json& message) {
          content->is_string();
 }
 
-// `messages` (found under `path`) is a non-empty array of chat messages.
+// `messages` (found under `path`) is a non-empty array of chat messages whose roles the
+// chat templates render (models/chat_template.h: no tools), so that no batch fails in
+// the workers mid-run on a row that could have been refused here.
 absl::Status CheckChatMessages(const json& messages, const std::string& path) {
   if (messages.empty()) return RowError(path, "is an empty list of chat messages");
   for (size_t i = 0; i < messages.size(); ++i) {
     if (!IsChatMessage(messages[i])) {
       return RowError(path, absl::StrCat("message ", i, " is not {\"role\": string, \"content\": string}"));
+    }
+    const std::string role = messages[i]["role"].get<std::string>();
+    if (role != "system" && role != "user" && role != "assistant") {
+      return RowError(path, absl::StrCat("message ", i, " has role '", role,
+                                         "'; supported roles are system, user and assistant (no tools)"));
     }
   }
   return absl::OkStatus();

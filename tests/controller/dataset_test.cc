@@ -136,6 +136,8 @@ TEST(PromptDataset, BadRowsAreErrorsNamingFileAndLine) {
        "rows.jsonl:3: \"prompt\" is an empty list of chat messages"},
       {R"({"prompt": [{"role": "user"}], "ground_truth": "g"})",
        "rows.jsonl:3: \"prompt\" message 0 is not {\"role\": string, \"content\": string}"},
+      {R"({"prompt": [{"role": "user", "content": "q"}, {"role": "tool", "content": "42"}], "ground_truth": "g"})",
+       "rows.jsonl:3: \"prompt\" message 1 has role 'tool'; supported roles are system, user and assistant (no tools)"},
       {R"({"prompt": "p"})", "rows.jsonl:3: no ground truth"},
       {R"({"prompt": "p", "reward_model": "72"})",
        "rows.jsonl:3: \"reward_model\" must be an object, not string"},
@@ -389,6 +391,8 @@ TEST(ConversationDataset, BadConversationsAreNamedByFileAndLine) {
       {R"({"messages": []})", ":1: \"messages\" is an empty list of chat messages"},
       {R"({"messages": [{"role": "user", "content": 1}]})",
        ":1: \"messages\" message 0 is not {\"role\": string, \"content\": string}"},
+      {R"({"messages": [{"role": "user", "content": "q"}, {"role": "function", "content": "f"}, {"role": "assistant", "content": "a"}]})",
+       ":1: \"messages\" message 1 has role 'function'; supported roles are system, user and assistant (no tools)"},
       {R"({"messages": [{"role": "user", "content": "hi"}]})", ":1: \"messages\" has no assistant message to train on"},
       // The marks of messages to train on, or not (verl's trainable, OpenAI's weight).
       {R"({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "a", "trainable": false}]})",
