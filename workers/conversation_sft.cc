@@ -44,6 +44,7 @@ absl::StatusOr<std::vector<int32_t>> KeptPositions(size_t n, int64_t max_length,
 
 absl::StatusOr<Conversation> ParseConversation(const std::string& json_text, const std::string& where) {
   const nlohmann::json messages = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  if (!messages.is_array()) return absl::InvalidArgumentError(absl::StrCat(where, ": not a JSON list of chat messages"));
   Conversation conversation;
   absl::StatusOr<std::vector<models::ChatMessage>> parsed = models::ParseChatMessages(messages);
   if (!parsed.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ": ", parsed.status().message()));

@@ -90,7 +90,7 @@ TEST_F(VerlInertKeys, AVerlPpoCommandLineLoads) {
   EXPECT_FALSE(loaded->recipe.algorithm().use_pf_ppo());  // a key of its own, not ignored
   EXPECT_EQ(loaded->ignored_verl_keys.size(), 9u);
   EXPECT_THAT(Error({"actor_rollout_ref.rollout.multi_turn.enable=True"}),
-              HasSubstr("multi-turn rollouts with tools are not implemented (it may be false)"));
+              HasSubstr("'actor_rollout_ref.rollout.multi_turn.enable=True' cannot be true here"));
   EXPECT_THAT(Error({"actor_rollout_ref.rollout.multi_turn.max_turn=3"}),
               HasSubstr("unknown key 'rollout.multi_turn.max_turn'"));
 }
@@ -151,7 +151,7 @@ TEST_F(VerlInertKeys, ValuesThatAskForWhatIsNotHereAreErrors) {
               HasSubstr("cannot be my_reward.py here: Python reward functions cannot be loaded; use a built-in "
                         "(reward.name) or a C++ plug-in (reward.plugin) (it may be null)"));
   EXPECT_THAT(Error({"actor_rollout_ref.rollout.multi_turn.enable=True"}),
-              HasSubstr("multi-turn rollouts with tools are not implemented (it may be false)"));
+              HasSubstr("'actor_rollout_ref.rollout.multi_turn.enable=True' cannot be true here"));
   EXPECT_THAT(Error({"actor_rollout_ref.model.override_config={rope_theta: 5}"}),
               HasSubstr("verl's 'actor.model.override_config.rope_theta' at command line "
                         "'actor_rollout_ref.model.override_config={rope_theta: 5}' cannot be set here: "

@@ -193,6 +193,9 @@ TEST(BuildSftBatch, RepliesMarkedOffAreContextOnly) {
   bad.responses = {R"([{"role": "assistant", "content": "4", "weight": 3}])"};
   EXPECT_EQ(BuildSftBatch(*tokenizer, bad, encoding, 40).status().message(),
             "sft row 0 (response): message 0: \"weight\" must be 0 or 1, not 3");
+  bad.responses = {R"({"messages": [{"role": "assistant", "content": "4"}]})"};
+  EXPECT_EQ(BuildSftBatch(*tokenizer, bad, encoding, 40).status().message(),
+            "sft row 0 (response): not a JSON list of chat messages");
   bad.responses = {R"([{"role": "assistant", "content": "4", "trainable": false}])"};
   EXPECT_EQ(BuildSftBatch(*tokenizer, bad, encoding, 40).status().message(),
             "sft row 0: no trained assistant reply has a token to train on");
