@@ -114,6 +114,19 @@ std::vector<std::string> CanonicalSegments(std::vector<std::string> segments) {
   return canonical;
 }
 
+std::vector<std::string> NamesBelow(const std::string& key, const std::vector<std::string>& keys) {
+  const std::string prefix = key + ".";
+  std::vector<std::string> names;
+  for (const std::string& dotted : keys) {
+    if (!absl::StartsWith(dotted, prefix)) continue;
+    const std::string rest = dotted.substr(prefix.size());
+    names.push_back(rest.substr(0, rest.find('.')));
+  }
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+  return names;
+}
+
 absl::Status UnknownKeyError(const std::string& parent_key, const std::string& name,
                              std::vector<std::string> siblings, const std::string& where) {
   const std::string prefix = parent_key.empty() ? "" : parent_key + ".";

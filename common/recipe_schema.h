@@ -47,6 +47,10 @@ bool IsVerlSftTrainerKey(const std::string& name);
 // `model.path` -> actor, model, path); other keys are returned unchanged.
 std::vector<std::string> CanonicalSegments(std::vector<std::string> segments);
 
+// The distinct segments right below `key` among the dotted `keys` ("b" for "a.b.c"
+// below "a"), sorted: the names a table of verl keys puts under `key`.
+std::vector<std::string> NamesBelow(const std::string& key, const std::vector<std::string>& keys);
+
 // "unknown key '<parent_key>.<name>' <where> — did you mean '<x>'?", the suggestion
 // being the closest of `siblings` or else a schema key ending in `.<name>` (a key
 // that lives elsewhere); without one, "...; valid keys under '<parent_key>': a, b".

@@ -1,11 +1,8 @@
 #include "common/verl_inert_keys.h"
 
-#include <algorithm>
-#include <set>
-
-#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/recipe_schema.h"
 
 namespace rollout::config {
 namespace {
@@ -233,14 +230,9 @@ const VerlInertKey* FindVerlInertKey(const std::string& key) {
 bool HasVerlInertKeysUnder(const std::string& key) { return !VerlInertKeysUnder(key).empty(); }
 
 std::vector<std::string> VerlInertKeysUnder(const std::string& key) {
-  const std::string prefix = key + ".";
-  std::set<std::string> names;
-  for (const VerlInertKey& entry : Table()) {
-    if (!absl::StartsWith(entry.key, prefix)) continue;
-    const std::string rest = entry.key.substr(prefix.size());
-    names.insert(rest.substr(0, rest.find('.')));
-  }
-  return {names.begin(), names.end()};
+  std::vector<std::string> keys;
+  for (const VerlInertKey& entry : Table()) keys.push_back(entry.key);
+  return NamesBelow(key, keys);
 }
 
 bool VerlInertKeyAccepts(const VerlInertKey& entry, const std::string& value) {

@@ -1,9 +1,8 @@
 #include "common/verl_synonym_keys.h"
 
-#include <set>
 #include <vector>
 
-#include "absl/strings/match.h"
+#include "common/recipe_schema.h"
 
 namespace rollout::config {
 namespace {
@@ -66,14 +65,9 @@ bool IsVerlSynonymTarget(const std::string& key) {
 }
 
 std::vector<std::string> VerlSynonymKeysUnder(const std::string& key) {
-  const std::string prefix = key + ".";
-  std::set<std::string> names;
-  for (const VerlSynonymKey& entry : Table()) {
-    if (!absl::StartsWith(entry.key, prefix)) continue;
-    const std::string rest = entry.key.substr(prefix.size());
-    names.insert(rest.substr(0, rest.find('.')));
-  }
-  return {names.begin(), names.end()};
+  std::vector<std::string> keys;
+  for (const VerlSynonymKey& entry : Table()) keys.push_back(entry.key);
+  return NamesBelow(key, keys);
 }
 
 }  // namespace rollout::config
