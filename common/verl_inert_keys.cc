@@ -193,9 +193,6 @@ const std::vector<VerlInertKey>& Table() {
       {"data.trust_remote_code", {}, "the tokenizers here are built in; no code from a model directory runs"},
       // verl's SFT trainer.
       {"data.micro_batch_size", {"null"}, "verl's deprecated global micro-batch size; set data.micro_batch_size_per_gpu"},
-      {"data.max_length", {"null"},
-       "verl's SFT trainer bounds a prompt and its response together; here data.max_prompt_length and "
-       "data.max_response_length bound each"},
       {"data.balance_dp_token", {"false"}, "weighting each data-parallel rank's SFT loss by its tokens, a key verl's SFT trainer accepts and does not read"},
       {"data.ignore_input_ids_mismatch", {},
        "verl's multi-turn SFT renders one message at a time and checks that against the whole conversation; "

@@ -36,13 +36,36 @@ absl::Status CheckSplits(const config::Recipe& recipe, int world, const std::str
 }
 
 // A pass that forms its micro-batches by tokens must fit the longest row in one, as
-// verl asserts.
+// verl asserts: data.max_length where it bounds SFT rows, else the two parts' lengths.
 absl::Status CheckTokenBudget(const config::Recipe& recipe, const config::PassBatching& pass) {
-  const int64_t longest = int64_t{recipe.data().max_prompt_length()} + recipe.data().max_response_length();
+  const config::DataConfig& data = recipe.data();
+  const bool whole_rows = data.max_length() > 0;
+  const int64_t longest =
+      whole_rows ? int64_t{data.max_length()} : int64_t{data.max_prompt_length()} + data.max_response_length();
   if (pass.max_tokens == 0 || pass.max_tokens >= longest) return absl::OkStatus();
   return absl::InvalidArgumentError(absl::StrCat(
-      pass.budget_key, " (", pass.max_tokens, ") must be at least data.max_prompt_length + ",
-      "data.max_response_length (", longest, "): a micro-batch by tokens holds whole rows"));
+      pass.budget_key, " (", pass.max_tokens, ") must be at least ",
+      whole_rows ? "data.max_length" : "data.max_prompt_length + data.max_response_length", " (", longest,
+      "): a micro-batch by tokens holds whole rows"));
+}
+
+// data.max_length bounds the rows of SFT and DPO recipes only, and leaves each row a
+// token to train after its first.
+absl::Status CheckWholeRowLength(const config::Recipe& recipe) {
+  const int32_t max_length = recipe.data().max_length();
+  if (max_length == 0) return absl::OkStatus();
+  const std::string& mode = recipe.trainer().mode();
+  if (mode != "sft" && mode != "dpo") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "data.max_length (", max_length, ") bounds SFT and DPO rows (trainer.mode sft or dpo); a ", mode,
+        " recipe bounds its prompts and responses, and its sft_warm_start's, by data.max_prompt_length and "
+        "data.max_response_length: remove it"));
+  }
+  if (max_length < 2) {
+    return absl::InvalidArgumentError(
+        "data.max_length (1) leaves a row no token to train on: a row's first token is context only");
+  }
+  return absl::OkStatus();
 }
 
 // Workers of the pool `role` is placed on; 0 when the role is not placed.
@@ -90,6 +113,7 @@ absl::Status CheckRewardModelBatching(const config::Recipe& recipe) {
 }
 
 absl::Status CheckPlacementBatching(const config::Recipe& recipe, const Placement& placement) {
+  RETURN_IF_ERROR(CheckWholeRowLength(recipe));
   const std::string& mode = recipe.trainer().mode();
   // SFT and DPO split their own batches; SFT's micro-batches follow the update's budget.
   if (mode == "sft") return CheckTokenBudget(recipe, config::UpdateActorBatching(recipe));

@@ -26,8 +26,10 @@ absl::Status CheckCriticBatching(const config::Recipe& recipe, int world);
 absl::Status CheckRewardModelBatching(const config::Recipe& recipe);
 
 // CheckPolicyBatching for the actor's pool and, when placed, CheckCriticBatching for the
-// critic's and CheckRewardModelBatching for the reward model's. OK for SFT and DPO recipes (trainer.mode sft / dpo), whose loops split their
-// own batches.
+// critic's and CheckRewardModelBatching for the reward model's. SFT and DPO recipes
+// (trainer.mode sft / dpo) split their own batches: only the SFT update's token budget
+// is checked. data.max_length, which bounds their rows, is refused in other recipes
+// and below 2.
 absl::Status CheckPlacementBatching(const config::Recipe& recipe, const Placement& placement);
 
 }  // namespace rollout::controller

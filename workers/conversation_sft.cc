@@ -1,7 +1,6 @@
 #include "workers/conversation_sft.h"
 
 #include <algorithm>
-#include <numeric>
 #include <utility>
 
 #include <nlohmann/json.hpp>
@@ -30,14 +29,6 @@ absl::StatusOr<std::string> GenerationPrompt(const models::Tokenizer& tokenizer,
   ASSIGN_OR_RETURN(std::string with, tokenizer.RenderChat(earlier, /*add_generation_prompt=*/true));
   ROLLOUT_CHECK(absl::StartsWith(with, without)) << "a generation prompt that rewrites the conversation before it";
   return with.substr(without.size());
-}
-
-// Token positions [0, n) cut to `max_length` as `truncation` cuts ids.
-absl::StatusOr<std::vector<int32_t>> KeptPositions(size_t n, int64_t max_length, const std::string& limit_key,
-                                                   const std::string& truncation, const std::string& what) {
-  std::vector<int32_t> positions(n);
-  std::iota(positions.begin(), positions.end(), 0);
-  return TruncateTokens(std::move(positions), max_length, limit_key, truncation, what);
 }
 
 }  // namespace
@@ -101,7 +92,7 @@ absl::StatusOr<SftRowTokens> ConversationSftRow(const models::Tokenizer& tokeniz
                                               PromptTruncation(encoding.truncation),
                                               absl::StrCat(where, ": the conversation before its first reply")));
   ASSIGN_OR_RETURN(const std::vector<int32_t> kept,
-                   KeptPositions(tokens.ids.size() - first, max_response_length, "data.max_response_length",
+                   TruncatedPositions(tokens.ids.size() - first, max_response_length, "data.max_response_length",
                                  ResponseTruncation(encoding.truncation),
                                  absl::StrCat(where, ": the conversation from its first reply")));
   for (const int32_t position : kept) {

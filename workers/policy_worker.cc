@@ -237,10 +237,9 @@ absl::StatusOr<PreferenceBatch> PolicyWorker::PreferenceBatchFrom(const Batch& i
   SftRows rejected = chosen;
   ASSIGN_OR_RETURN(chosen.responses, input.Strings("chosen"));
   ASSIGN_OR_RETURN(rejected.responses, input.Strings("rejected"));
-  const int64_t response_length = setup_.recipe.data().max_response_length();
   PreferenceBatch pairs;
-  ASSIGN_OR_RETURN(pairs.chosen, BuildSftBatch(*tokenizer_, chosen, prompt_encoding_, response_length));
-  ASSIGN_OR_RETURN(pairs.rejected, BuildSftBatch(*tokenizer_, rejected, prompt_encoding_, response_length));
+  ASSIGN_OR_RETURN(pairs.chosen, BoundedSftBatch(chosen));
+  ASSIGN_OR_RETURN(pairs.rejected, BoundedSftBatch(rejected));
   pairs.chosen = MoveTo(pairs.chosen, setup_.device);
   pairs.rejected = MoveTo(pairs.rejected, setup_.device);
   const int64_t micro = setup_.recipe.actor().ppo_micro_batch_size_per_gpu();
@@ -271,14 +270,19 @@ absl::StatusOr<Batch> PolicyWorker::DpoEval(const Batch& input) const {
   return output;
 }
 
+absl::StatusOr<PolicyBatch> PolicyWorker::BoundedSftBatch(const SftRows& rows) const {
+  const config::DataConfig& data = setup_.recipe.data();
+  if (data.max_length() > 0) return BuildSftBatchWithin(*tokenizer_, rows, data.max_length(), data.truncation());
+  return BuildSftBatch(*tokenizer_, rows, prompt_encoding_, data.max_response_length());
+}
+
 absl::StatusOr<PolicyBatch> PolicyWorker::SftBatchFrom(const Batch& input) const {
-  const int64_t response_length = setup_.recipe.data().max_response_length();
   SftRows rows;
   ASSIGN_OR_RETURN(rows.prompts, input.Strings("prompt"));
   ASSIGN_OR_RETURN(rows.formats, input.Strings("prompt_format"));
   ASSIGN_OR_RETURN(rows.responses, input.Strings("response"));
   ASSIGN_OR_RETURN(rows.response_formats, input.Strings("response_format"));
-  ASSIGN_OR_RETURN(const PolicyBatch batch, BuildSftBatch(*tokenizer_, rows, prompt_encoding_, response_length));
+  ASSIGN_OR_RETURN(const PolicyBatch batch, BoundedSftBatch(rows));
   return MoveTo(batch, setup_.device);
 }
 

@@ -74,6 +74,7 @@
 #include "workers/method_registry.h"
 #include "workers/policy_actor.h"
 #include "workers/prompt_encoding.h"
+#include "workers/sft_batch.h"
 #include "workers/sft_learner.h"
 
 namespace rollout::workers {
@@ -146,6 +147,9 @@ class PolicyWorker {
   // What the actor's checkpoints hold (policy_worker_checkpoint.cc).
   RoleCheckpoint ActorCheckpoint();
   absl::StatusOr<PolicyBatch> SftBatchFrom(const Batch& input) const;
+  // SFT or DPO rows bounded as the recipe says: by data.max_length as a whole when set,
+  // else by data.max_prompt_length and data.max_response_length each (sft_batch.h).
+  absl::StatusOr<PolicyBatch> BoundedSftBatch(const SftRows& rows) const;
   absl::Status CreateEngine();
   // The weight-sync methods the hosted roles take part in (policy_worker_weights.cc).
   absl::Status RegisterWeightSyncMethods(MethodRegistry* registry);

@@ -3,6 +3,7 @@
 #include <ATen/ATen.h>
 
 #include <nlohmann/json.hpp>
+#include <numeric>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -43,6 +44,13 @@ absl::StatusOr<std::vector<int32_t>> TruncateTokens(std::vector<int32_t> ids, in
   return absl::InvalidArgumentError(
       absl::StrCat("unknown data.truncation '", truncation,
                    "'; expected error, left, right, middle, keep_end or keep_start"));
+}
+
+absl::StatusOr<std::vector<int32_t>> TruncatedPositions(size_t n, int64_t max_length, const std::string& limit_key,
+                                                        const std::string& truncation, const std::string& what) {
+  std::vector<int32_t> positions(n);
+  std::iota(positions.begin(), positions.end(), 0);
+  return TruncateTokens(std::move(positions), max_length, limit_key, truncation, what);
 }
 
 absl::StatusOr<std::vector<int32_t>> EncodePrompt(const models::Tokenizer& tokenizer,

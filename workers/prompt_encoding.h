@@ -62,4 +62,9 @@ absl::StatusOr<std::vector<int32_t>> TruncateTokens(std::vector<int32_t> ids, in
                                                     const std::string& truncation,
                                                     const std::string& what);
 
+// The positions of [0, n) that TruncateTokens keeps of n tokens, in order: for cutting
+// tokens and their per-token marks alike. TruncateTokens' errors.
+absl::StatusOr<std::vector<int32_t>> TruncatedPositions(size_t n, int64_t max_length, const std::string& limit_key,
+                                                        const std::string& truncation, const std::string& what);
+
 }  // namespace rollout::workers

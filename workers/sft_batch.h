@@ -9,6 +9,11 @@
 // A part longer than its length is cut as data.truncation says (prompt_encoding.h's
 // PromptTruncation and ResponseTruncation) or, with "error", an InvalidArgument naming
 // the row and the length.
+//
+// BuildSftBatchWithin bounds each row as a whole instead, as verl's SFT trainer and TRL's
+// trainers read data.max_length: the prompt and response together, cut as a prompt is
+// (keep_end keeps the row's end); the rows then sit left-aligned and right-padded, every
+// token but a row's first in the response columns, only the response's counted.
 #pragma once
 
 #include <cstdint>
@@ -33,6 +38,11 @@ absl::StatusOr<PolicyBatch> BuildSftBatch(const models::Tokenizer& tokenizer, co
                                           const PromptEncoding& encoding,
                                           int64_t max_response_length);
 
+// `max_length` >= 1; `truncation` is data.truncation. InvalidArgument as BuildSftBatch,
+// and naming data.max_length for a row that is too long under truncation "error".
+absl::StatusOr<PolicyBatch> BuildSftBatchWithin(const models::Tokenizer& tokenizer, const SftRows& rows,
+                                                int64_t max_length, const std::string& truncation);
+
 // One SFT row's tokens, already within the lengths LayOutSftRows is given.
 struct SftRowTokens {
   std::vector<int32_t> prompt;
@@ -45,5 +55,11 @@ struct SftRowTokens {
 // every token, response_mask 1 on the counted ones.
 PolicyBatch LayOutSftRows(const std::vector<SftRowTokens>& rows, int64_t max_prompt_length,
                           int64_t max_response_length, int32_t pad_id);
+
+// The rows as whole sequences: each row's prompt then response from column 0,
+// right-padded to the longest row (at least 2 columns); the responses are every column
+// but the first, response_mask 1 on the counted response tokens. A row's first token is
+// context only, even a counted one (a row cut to start inside its response).
+PolicyBatch LayOutWholeSftRows(const std::vector<SftRowTokens>& rows, int32_t pad_id);
 
 }  // namespace rollout::workers

@@ -124,5 +124,25 @@ TEST(BatchSplits, SftAndDpoSplitTheirOwnBatches) {
                         "data.max_response_length (24)"));
 }
 
+// data.max_length bounds SFT and DPO rows as a whole (verl's SFT trainer): SFT's budget
+// holds it, and other recipes refuse it.
+TEST(BatchSplits, MaxLengthBoundsSftAndDpoRowsOnly) {
+  const std::string sft =
+      "trainer: {device: cpu, mode: sft}\n"
+      "data: {train_batch_size: 8, max_prompt_length: 16, max_response_length: 8, max_length: 40}\n";
+  EXPECT_TRUE(CheckYaml(sft + "actor: {use_dynamic_bsz: true, ppo_max_token_len_per_gpu: 40}\n").ok());
+  EXPECT_THAT(std::string(CheckYaml(sft + "actor: {use_dynamic_bsz: true, ppo_max_token_len_per_gpu: 39}\n").message()),
+              HasSubstr("actor.ppo_max_token_len_per_gpu (39) must be at least data.max_length (40)"));
+  EXPECT_TRUE(CheckYaml("trainer: {device: cpu, mode: dpo}\ndata: {train_batch_size: 8, max_length: 40}\n").ok());
+  EXPECT_EQ(CheckYaml("trainer: {device: cpu, mode: sft}\ndata: {train_batch_size: 8, max_length: 1}\n").message(),
+            "data.max_length (1) leaves a row no token to train on: a row's first token is context only");
+  EXPECT_EQ(CheckYaml(std::string(kTwoCpuWorkers) + "data: {train_batch_size: 8, max_length: 1024}\n"
+                                                    "actor: {ppo_mini_batch_size: 4}\n")
+                .message(),
+            "data.max_length (1024) bounds SFT and DPO rows (trainer.mode sft or dpo); a ppo recipe bounds its "
+            "prompts and responses, and its sft_warm_start's, by data.max_prompt_length and "
+            "data.max_response_length: remove it");
+}
+
 }  // namespace
 }  // namespace rollout::controller

@@ -6,6 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <string>
+#include <vector>
+
 #include "absl/strings/str_cat.h"
 #include "tests/e2e/rollout_run.h"
 #include "tests/support/temp_dir.h"
@@ -65,6 +68,43 @@ TEST(SftTrain, MultiTurnConversationsTrainOnTheirReplies) {
   const std::vector<nlohmann::json> steps = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/sft_arith/metrics.jsonl"));
   ASSERT_EQ(steps.size(), 13u) << train.output;
   EXPECT_LT(steps[12]["val/loss"].get<double>(), 0.8 * steps[0]["val/loss"].get<double>()) << train.output;
+}
+
+// verl's SFT trainer bounds a row as a whole (data.max_length): the same conversations
+// then train as they do under the two lengths, step for step, and a row longer than it is
+// refused by name.
+TEST(SftTrain, VerlsMaxLengthTrainsWholeRowsAsTheTwoLengthsDo) {
+  testing::TempDir dir("sft_max_length");
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  const std::string train_file = dir.Write("chats_train.jsonl", ConversationRows(0, 64));
+  const std::string val_file = dir.Write("chats_val.jsonl", ConversationRows(300, 16));
+  const auto run = [&](const std::string& name, const std::vector<std::string>& lengths) {
+    std::vector<std::string> args = {"train", source + "/recipes/sft_tiny.yaml", "data.train_files=[" + train_file + "]",
+                                     "data.val_files=[" + val_file + "]", "data.multiturn.enable=true",
+                                     "actor.model.path=" + source + "/tests/data/tiny-qwen2",
+                                     "trainer.total_training_steps=4", "trainer.test_freq=4",
+                                     "trainer.experiment_name=" + name};
+    args.insert(args.end(), lengths.begin(), lengths.end());
+    return RolloutIn(dir.path(), args);
+  };
+  const testing::CommandResult parts = run("parts", {"data.max_prompt_length=32", "data.max_response_length=48"});
+  ASSERT_EQ(parts.exit_code, 0) << parts.output;
+  const testing::CommandResult whole = run("whole", {"data.max_length=80"});
+  ASSERT_EQ(whole.exit_code, 0) << whole.output;
+  const std::vector<nlohmann::json> by_parts = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/parts/metrics.jsonl"));
+  const std::vector<nlohmann::json> by_rows = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/whole/metrics.jsonl"));
+  ASSERT_EQ(by_parts.size(), 5u);
+  ASSERT_EQ(by_rows.size(), 5u);
+  for (const size_t step : {0, 4}) {
+    EXPECT_NEAR(by_rows[step]["val/loss"].get<double>(), by_parts[step]["val/loss"].get<double>(), 1e-3) << step;
+  }
+  for (size_t step = 1; step <= 4; ++step) {
+    EXPECT_NEAR(by_rows[step]["train/loss"].get<double>(), by_parts[step]["train/loss"].get<double>(), 1e-3) << step;
+  }
+  const testing::CommandResult too_short = run("too_short", {"data.max_length=16"});
+  EXPECT_NE(too_short.exit_code, 0);
+  EXPECT_THAT(too_short.output, ::testing::HasSubstr("tokens, more than data.max_length (16); raise it, or set "
+                                                      "data.truncation to cut it"));
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // SFT on a tiny model: the loss is the token-mean NLL of response tokens only,
-// training on a batch drives it down, and a non-finite loss fails the update.
+// training on a batch drives it down, a non-finite loss fails the update, and both row
+// layouts train alike.
 #include "workers/sft_learner.h"
 
 #include <ATen/ATen.h>
@@ -8,15 +9,19 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <utility>
+#include <vector>
 
 #include "tests/workers/tiny_policy.h"
 #include "workers/response_scores.h"
+#include "workers/sft_batch.h"
 
 namespace rollout::workers {
 namespace {
 
 using testing::AllParameters;
 using testing::MakeBatch;
+using testing::kVocab;
 using testing::TinyModel;
 
 SftOptions Options(int64_t mini, int64_t micro) {
@@ -73,6 +78,45 @@ TEST(SftLearner, NonFiniteLossesFailTheUpdateWithoutAStep) {
   }
   EXPECT_THAT(sft->Update(MakeBatch(4)).status().message(), ::testing::HasSubstr("sft update: loss_mat: "));
   EXPECT_FALSE(sft->optimizer().states().front().step.defined());
+}
+
+// The same rows in the two layouts sft_batch.h lays out, the parts padded to their
+// lengths or the whole rows left-aligned (data.max_length), give the same loss and the
+// same gradients: each counted token is scored from the same context.
+TEST(SftLearner, WholeRowsLeftAlignedTrainAsThePartsLayout) {
+  auto model = TinyModel();
+  auto sft = SftLearner::Create(model.get(), AllParameters(*model), Options(3, 3)).value();
+  at::manual_seed(5);
+  std::vector<SftRowTokens> rows;
+  for (const auto& [prompt_length, response_length] :
+       std::vector<std::pair<int64_t, int64_t>>{{2, 5}, {6, 1}, {4, 3}}) {
+    SftRowTokens row;
+    for (int64_t t = 0; t < prompt_length; ++t) row.prompt.push_back(at::randint(1, kVocab, {1}).item<int32_t>());
+    for (int64_t t = 0; t < response_length; ++t) {
+      row.response.push_back(at::randint(1, kVocab, {1}).item<int32_t>());
+      row.counted.push_back(t % 3 == 1 ? 0 : 1);  // a context-only reply token among the counted
+    }
+    rows.push_back(row);
+  }
+  const PolicyBatch parts = LayOutSftRows(rows, 6, 5, 0);
+  const PolicyBatch whole = LayOutWholeSftRows(rows, 0);
+  ASSERT_EQ(whole.input_ids.size(1), 7);
+  ASSERT_EQ(parts.response_mask.sum().item<int64_t>(), whole.response_mask.sum().item<int64_t>());
+  EXPECT_NEAR(sft->Loss(parts, 3).value(), sft->Loss(whole, 3).value(), 1e-5);
+  const auto gradients = [&](const PolicyBatch& batch) {
+    auto fresh = TinyModel();
+    auto learner = SftLearner::Create(fresh.get(), AllParameters(*fresh), Options(3, 3)).value();
+    learner->Update(batch).value();
+    std::vector<at::Tensor> moments;
+    for (const auto& state : learner->optimizer().states()) moments.push_back(state.exp_avg.clone());
+    return moments;
+  };
+  const std::vector<at::Tensor> from_parts = gradients(parts);
+  const std::vector<at::Tensor> from_whole = gradients(whole);
+  ASSERT_EQ(from_parts.size(), from_whole.size());
+  for (size_t i = 0; i < from_parts.size(); ++i) {
+    EXPECT_TRUE(at::allclose(from_parts[i], from_whole[i], 1e-4, 1e-6)) << "parameter " << i;
+  }
 }
 
 }  // namespace
