@@ -11,8 +11,8 @@ namespace rollout::controller {
 namespace {
 
 // data.train_batch_size over `world` workers of the `what` group ("policy", "critic")
-// and into whole mini-batches of `key` (`mini_batch_size` prompts), whose rows split
-// over the workers too.
+// and into mini-batches of `key` (`mini_batch_size` prompts; the last takes what is
+// left, as verl's split does), whose rows split over the workers too.
 absl::Status CheckSplits(const config::Recipe& recipe, int world, const std::string& what,
                          const std::string& key, int64_t mini_batch_size) {
   const int64_t batch_size = recipe.data().train_batch_size();
@@ -21,10 +21,9 @@ absl::Status CheckSplits(const config::Recipe& recipe, int world, const std::str
                                                    ") must split evenly over the ", world, " ", what,
                                                    " workers"));
   }
-  if (batch_size % mini_batch_size != 0) {
-    return absl::InvalidArgumentError(absl::StrCat("data.train_batch_size (", batch_size, ") must be a multiple of ",
-                                                   key, " (", mini_batch_size,
-                                                   "): every update takes whole mini-batches"));
+  if (batch_size < mini_batch_size) {
+    return absl::InvalidArgumentError(absl::StrCat("data.train_batch_size (", batch_size, ") must be at least ", key,
+                                                   " (", mini_batch_size, "), as verl asserts"));
   }
   const int64_t rows = mini_batch_size * recipe.rollout().n();
   if (rows % world != 0) {

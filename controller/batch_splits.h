@@ -1,5 +1,6 @@
 // How a PPO/GRPO step's batch splits, checked against the recipe: data.train_batch_size
-// prompts over a role's workers and into whole mini-batches, each mini-batch's rows
+// prompts over a role's workers and into mini-batches (at least one; the last may be
+// smaller, as verl's split leaves it), each mini-batch's rows
 // (prompts x rollout.n) over the workers, and micro-batches formed by tokens wide enough
 // for the longest row. `rollout plan` and `rollout train` check the placement before any
 // worker starts; the trainer checks the started groups again with the same functions.

@@ -13,7 +13,7 @@ int RunPlanCommand(const std::vector<std::string>& args) {
                 "Prints the resolved recipe (every key, defaults included) and the worker\n"
                 "processes a run would start, with their roles and devices. Starts nothing.\n"
                 "Like train, refuses a data.train_batch_size that does not split over the\n"
-                "placed workers or into whole mini-batches.");
+                "placed workers or is smaller than a mini-batch.");
   absl::StatusOr<FlagSet::Parsed> parsed = flags.Parse(args);
   if (!parsed.ok()) {
     std::cerr << "rollout plan: " << parsed.status().message() << "\n";

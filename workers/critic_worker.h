@@ -12,9 +12,9 @@
 //   critic.update_critic   + values, returns [N, R] -> metrics (common/batch_metrics.h):
 //                          critic/vf_loss, critic/vf_clipfrac, critic/vpred_mean,
 //                          critic/grad_norm, critic/lr
-// Each update_critic call takes whole mini-batches of critic.ppo_mini_batch_size x
-// rollout.n rows (split over the pool's ranks), critic.ppo_micro_batch_size_per_gpu rows
-// at a time, critic.ppo_epochs times.
+// Each update_critic call takes mini-batches of critic.ppo_mini_batch_size x rollout.n
+// rows (split over the pool's ranks; the last may be smaller),
+// critic.ppo_micro_batch_size_per_gpu rows at a time, critic.ppo_epochs times.
 //   critic.save_checkpoint meta dir (the role directory, e.g. <staging>/critic) ->
 //                          empty; writes critic.checkpoint.save_contents
 //                          (workers/checkpoint_io.h; rank 0 only)

@@ -35,13 +35,15 @@ std::vector<int64_t> EpochRowOrder(int64_t rows, uint64_t seed, int64_t epoch) {
 
 namespace {
 
-// Each mini-batch's micro-batches over rows in the order `row_tokens` lists them.
+// Each mini-batch's micro-batches over rows in the order `row_tokens` lists them, the
+// last mini-batch taking the rows left over.
 absl::StatusOr<std::vector<std::vector<RowRange>>> PlanMiniBatches(int64_t rows, const MiniBatchPlan& plan,
                                                                    absl::Span<const int64_t> row_tokens) {
   std::vector<std::vector<RowRange>> mini_batches;
   for (int64_t start = 0; start < rows; start += plan.mini_batch_rows) {
     ASSIGN_OR_RETURN(std::vector<RowRange> micro_batches,
-                     MicroBatchRanges(start, plan.mini_batch_rows, plan.micro_batch, row_tokens));
+                     MicroBatchRanges(start, std::min(plan.mini_batch_rows, rows - start), plan.micro_batch,
+                                      row_tokens));
     mini_batches.push_back(std::move(micro_batches));
   }
   return mini_batches;
@@ -75,11 +77,7 @@ absl::StatusOr<MiniBatchResult> RunMiniBatches(int64_t rows, absl::Span<const in
                                                const std::vector<at::Tensor*>& trainable,
                                                AdamW& optimizer, const MicroBatchStep& step,
                                                const MiniBatchCheck& check, const EpochReorder& reorder) {
-  const int64_t mini = plan.mini_batch_rows;
-  if (rows <= 0 || rows % mini != 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(rows, " rows are not a whole number of mini-batches of ", mini, " rows"));
-  }
+  if (rows <= 0) return absl::InvalidArgumentError(absl::StrCat("no rows to train on (", rows, ")"));
   if (plan.shuffle && !reorder) {
     return absl::InvalidArgumentError("a shuffled mini-batch loop needs a way to reorder its rows");
   }

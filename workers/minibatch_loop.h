@@ -43,7 +43,7 @@ std::vector<int64_t> EpochRowOrder(int64_t rows, uint64_t seed, int64_t epoch);
 // `what` names the role in the message ("policy actor").
 absl::Status CheckMiniBatchPlan(const MiniBatchPlan& plan, const char* what);
 
-// Computes, scales by `share` (its rows over the mini-batch's) and backpropagates the
+// Computes, scales by `share` (its rows over a full mini-batch's) and backpropagates the
 // loss of rows [start, start + rows) of the batch.
 using MicroBatchStep = std::function<absl::Status(int64_t start, int64_t rows, double share)>;
 
@@ -62,9 +62,11 @@ using EpochReorder = std::function<absl::Status(const std::vector<int64_t>& orde
 
 // Runs the loop over `rows` rows; `row_tokens` as for MicroBatchRanges (RowTokensFor;
 // empty without a token budget), in the batch's order; `check`, when set, once per
-// mini-batch; `reorder` as above, required with plan.shuffle. InvalidArgument unless rows
-// is a positive multiple of the mini-batch; the first error of `step`, `check` or
-// `reorder` (after dropping the gradients).
+// mini-batch; `reorder` as above, required with plan.shuffle. Rows that do not fill the
+// last mini-batch form a smaller one, as verl's split leaves them, its micro-batches'
+// shares still over a full mini-batch's rows (verl's loss scale), so it steps with a
+// proportionally smaller gradient. InvalidArgument for rows < 1; the first error of
+// `step`, `check` or `reorder` (after dropping the gradients).
 absl::StatusOr<MiniBatchResult> RunMiniBatches(int64_t rows, absl::Span<const int64_t> row_tokens,
                                                const MiniBatchPlan& plan,
                                                const std::vector<at::Tensor*>& trainable,

@@ -73,9 +73,9 @@ class PolicyActor {
                                                       const MicroBatchSize& micro_batch,
                                                       bool with_entropy) const;
 
-  // One update_actor call: RunMiniBatches (minibatch_loop.h) over the batch, which must
-  // be a whole number of mini-batches, then one LR-schedule step. A step whose gradient norm is not finite is
-  // skipped (counted in actor/grad_norm_nonfinite). Metrics: actor/pg_loss,
+  // One update_actor call: RunMiniBatches (minibatch_loop.h) over the batch (the last
+  // mini-batch may be smaller), then one LR-schedule step. A step whose gradient norm
+  // is not finite is skipped (counted in actor/grad_norm_nonfinite). Metrics: actor/pg_loss,
   // actor/pg_clipfrac, actor/pg_clipfrac_lower, actor/ppo_kl, actor/entropy,
   // actor/kl_loss and actor/kl_coef (with use_kl_loss), actor/grad_norm, actor/lr.
   //

@@ -35,12 +35,16 @@ TEST(BatchSplits, ABatchThatDoesNotSplitOverTheWorkersNamesTheirCount) {
               HasSubstr("data.train_batch_size (7) must split evenly over the 2 policy workers"));
 }
 
-TEST(BatchSplits, PartialMiniBatchesNameTheKey) {
-  const absl::Status status = CheckYaml(std::string(kTwoCpuWorkers) +
-                                        "data: {train_batch_size: 8}\nactor: {ppo_mini_batch_size: 3}\n");
+// As verl's split, the last mini-batch takes the prompts left over (verl's Qwen3-1.7B
+// GRPO example: 1,024 prompts in mini-batches of 80); a batch smaller than one
+// mini-batch names the key.
+TEST(BatchSplits, TheLastMiniBatchMayBeSmallerButNotTheOnlyOne) {
+  const std::string workers = std::string(kTwoCpuWorkers) + "rollout: {n: 2}\n";
+  EXPECT_TRUE(CheckYaml(workers + "data: {train_batch_size: 8}\nactor: {ppo_mini_batch_size: 3}\n").ok());
+  const absl::Status status =
+      CheckYaml(workers + "data: {train_batch_size: 8}\nactor: {ppo_mini_batch_size: 9}\n");
   EXPECT_EQ(status.code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(std::string(status.message()),
-              HasSubstr("data.train_batch_size (8) must be a multiple of actor.ppo_mini_batch_size (3)"));
+  EXPECT_EQ(status.message(), "data.train_batch_size (8) must be at least actor.ppo_mini_batch_size (9), as verl asserts");
 }
 
 TEST(BatchSplits, AMiniBatchsRowsMustSplitOverTheWorkers) {
@@ -58,12 +62,12 @@ TEST(BatchSplits, TheCriticsMiniBatchIsCheckedWhereACriticIsPlaced) {
       "trainer: {device: cpu}\nalgorithm: {adv_estimator: gae}\n"
       "data: {train_batch_size: 8}\nactor: {ppo_mini_batch_size: 4}\n";
   EXPECT_TRUE(CheckYaml(gae + "critic: {ppo_mini_batch_size: 8}\n").ok());
-  const absl::Status status = CheckYaml(gae + "critic: {ppo_mini_batch_size: 5}\n");
-  EXPECT_THAT(std::string(status.message()), HasSubstr("critic.ppo_mini_batch_size (5)"));
+  const absl::Status status = CheckYaml(gae + "critic: {ppo_mini_batch_size: 9}\n");
+  EXPECT_THAT(std::string(status.message()), HasSubstr("critic.ppo_mini_batch_size (9)"));
   // Without a critic (grpo), the critic's key is not checked.
   EXPECT_TRUE(CheckYaml("trainer: {device: cpu}\nalgorithm: {adv_estimator: grpo}\n"
                         "data: {train_batch_size: 8}\nactor: {ppo_mini_batch_size: 4}\n"
-                        "critic: {ppo_mini_batch_size: 5}\n")
+                        "critic: {ppo_mini_batch_size: 9}\n")
                   .ok());
 }
 

@@ -128,16 +128,16 @@ TEST_F(CheckpointTrain, ThreeStepsThenAResumedRunOfThreeMoreMatchSixStraightBitF
   EXPECT_THAT(second.output, HasSubstr("resuming from ckpt/resumed/global_step_3"));
   const std::string resolved = dir.Path("ckpt/resumed/resolved_recipe.yaml");
   EXPECT_THAT(FileContents(resolved), HasSubstr("total_training_steps: 6"));
-  // Relaunches that stop before training (a missing data file; mini-batches that do
-  // not split the batch) keep the resolved recipe the checkpoints were trained with.
+  // Relaunches that stop before training (a missing data file; a mini-batch larger than
+  // the batch) keep the resolved recipe the checkpoints were trained with.
   const CommandResult missing_data = RolloutIn(
       dir.path(), GrpoArgs(dir.Path("no_such.jsonl"), "resumed", {"trainer.total_training_steps=9"}));
   EXPECT_NE(missing_data.exit_code, 0);
   EXPECT_THAT(missing_data.output, HasSubstr("data.train_files"));
   const CommandResult bad_split = RolloutIn(
-      dir.path(), GrpoArgs(data, "resumed", {"trainer.total_training_steps=9", "actor.ppo_mini_batch_size=3"}));
+      dir.path(), GrpoArgs(data, "resumed", {"trainer.total_training_steps=9", "actor.ppo_mini_batch_size=8"}));
   EXPECT_NE(bad_split.exit_code, 0);
-  EXPECT_THAT(bad_split.output, HasSubstr("must be a multiple of actor.ppo_mini_batch_size (3)"));
+  EXPECT_THAT(bad_split.output, HasSubstr("must be at least actor.ppo_mini_batch_size (8)"));
   EXPECT_THAT(FileContents(resolved), HasSubstr("total_training_steps: 6"));
   EXPECT_THAT(FileContents(resolved), Not(HasSubstr("total_training_steps: 9")));
 

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -135,17 +137,28 @@ TEST(GrpoTrain, BypassModeAnchorsOnTheRolloutsLogProbsWithoutAnOldLogProbPass) {
   }
 }
 
-TEST(GrpoTrain, AMiniBatchThatDoesNotSplitIsAClearError) {
-  testing::TempDir dir("grpo_e2e_bad");
+// As verl's split: 4 prompts in mini-batches of 3 train as one of 3 and one of 1 (each
+// with its 2 responses), and a mini-batch larger than the batch is a clear error.
+TEST(GrpoTrain, TheRowsLeftOverFormALastMiniBatchAndOneLargerThanTheBatchIsRefused) {
+  testing::TempDir dir("grpo_e2e_mini_batches");
   ASSERT_EQ(RolloutIn(dir.path(), {"gen-data", "arithmetic", "--out", "data", "--train", "16", "--val", "4"}).exit_code, 0);
   const std::string source = ROLLOUT_SOURCE_DIR;
-  const testing::CommandResult train = RolloutIn(
-      dir.path(), {"train", source + "/recipes/grpo_arith.yaml", "data.train_files=[data/train.jsonl]",
-                   "data.val_files=[data/val.jsonl]", "actor.model.path=" + source + "/tests/data/tiny-qwen2",
-                   "trainer.device=cpu", "data.train_batch_size=4", "actor.ppo_mini_batch_size=3", "rollout.n=2"});
-  EXPECT_NE(train.exit_code, 0);
-  EXPECT_THAT(train.output,
-              HasSubstr("data.train_batch_size (4) must be a multiple of actor.ppo_mini_batch_size (3)"));
+  const auto train = [&](const std::string& mini_batch) {
+    return RolloutIn(dir.path(), {"train", source + "/recipes/grpo_arith.yaml", "data.train_files=[data/train.jsonl]",
+                                  "data.val_files=[]", "actor.model.path=" + source + "/tests/data/tiny-qwen2",
+                                  "trainer.device=cpu", "trainer.total_training_steps=1", "trainer.logger=[jsonl]",
+                                  "data.train_batch_size=4", "actor.ppo_mini_batch_size=" + mini_batch, "rollout.n=2",
+                                  "rollout.cpu_kv_cache_gib=0.05", "data.max_response_length=8"});
+  };
+  const testing::CommandResult left_over = train("3");
+  ASSERT_EQ(left_over.exit_code, 0) << left_over.output;
+  const auto steps = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/grpo_arith/metrics.jsonl"));
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_TRUE(std::isfinite(steps[0]["actor/grad_norm"].get<double>()));
+  const testing::CommandResult too_large = train("5");
+  EXPECT_NE(too_large.exit_code, 0);
+  EXPECT_THAT(too_large.output,
+              HasSubstr("data.train_batch_size (4) must be at least actor.ppo_mini_batch_size (5), as verl asserts"));
 }
 
 // use_dynamic_bsz through the workers: a budget that holds a whole mini-batch updates as

@@ -139,9 +139,7 @@ TEST(CriticWorker, RecipesAndBatchesThatDoNotFitAreClearErrors) {
   ASSERT_TRUE(update.Union(worker->ComputeValues(update).value()).ok());
   EXPECT_THAT(worker->UpdateCritic(update).status().message(), HasSubstr("returns"));
   ASSERT_TRUE(update.AddTensor("returns", at::zeros({kRows, kResponse})).ok());
-  const Batch three = update.Slice(0, 3).value();
-  EXPECT_THAT(worker->UpdateCritic(three).status().message(),
-              HasSubstr("3 rows are not a whole number of mini-batches of 4"));
+  EXPECT_THAT(worker->UpdateCritic(update.Slice(0, 0).value()).status().message(), HasSubstr("no rows to train on"));
 }
 
 // critic.use_dynamic_bsz forms compute_values' micro-batches from
