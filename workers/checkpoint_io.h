@@ -41,6 +41,8 @@
 namespace rollout::workers {
 
 inline constexpr char kModelFile[] = "model.safetensors";
+// The actor's reference copy, refreshed toward it (ref.sync_ref_model).
+inline constexpr char kRefModelFile[] = "ref_model.safetensors";
 inline constexpr char kLoraAdapterDir[] = "lora_adapter";
 inline constexpr char kOptimizerFile[] = "optim.safetensors";
 inline constexpr char kExtraStateFile[] = "extra_state.json";

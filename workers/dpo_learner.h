@@ -72,6 +72,7 @@ class DpoLearner {
   // For checkpoints (workers/checkpoint_io.h): the optimizer, and the number of updates
   // so far (the LR schedule's position).
   AdamW& optimizer() { return optimizer_; }
+  int64_t updates() const { return updates_; }
   int64_t* mutable_updates() { return &updates_; }
 
  private:

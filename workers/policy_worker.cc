@@ -13,6 +13,7 @@
 #include "common/rollout_correction_config.h"
 #include "common/status_macros.h"
 #include "workers/policy_batch.h"
+#include "workers/reference_sync.h"
 #include "workers/response_scores.h"
 #include "workers/role_options.h"
 #include "workers/rollout_batch.h"
@@ -99,11 +100,41 @@ absl::StatusOr<std::unique_ptr<PolicyWorker>> PolicyWorker::Create(const PolicyW
       }
     }
   }
+  RETURN_IF_ERROR(worker->CheckReferenceSync());
   // SFT and DPO generate nothing: no KV cache.
   if (worker->Hosts("rollout") && setup.recipe.trainer().mode() == "ppo") {
     RETURN_IF_ERROR(worker->CreateEngine());
   }
   return worker;
+}
+
+absl::Status PolicyWorker::CheckReferenceSync() const {
+  if (!setup_.recipe.ref().sync_ref_model()) return absl::OkStatus();
+  if (setup_.recipe.actor().model().lora_rank() > 0) {
+    return absl::InvalidArgumentError(
+        "ref.sync_ref_model with LoRA: the reference is the base model under the adapters, which stays fixed "
+        "(TRL refuses it with PEFT too); train without LoRA or turn the refresh off");
+  }
+  if (setup_.recipe.trainer().mode() == "ppo" && Hosts("actor") != Hosts("ref")) {
+    return absl::InvalidArgumentError(
+        "ref.sync_ref_model refreshes the reference from the actor's weights in one process: place the ref role "
+        "on the actor's pool");
+  }
+  if (Hosts("actor") && ref_model_ == nullptr) {
+    return absl::InvalidArgumentError(
+        "ref.sync_ref_model needs a reference model to refresh: a KL term (actor.use_kl_loss or "
+        "algorithm.use_kl_in_reward) or trainer.mode dpo");
+  }
+  return absl::OkStatus();
+}
+
+bool PolicyWorker::SyncsReference() const {
+  return setup_.recipe.ref().sync_ref_model() && ref_model_ != nullptr;
+}
+
+absl::Status PolicyWorker::SyncReferenceIfDue(int64_t updates) {
+  if (!SyncsReference() || !ReferenceSyncDue(setup_.recipe.ref(), updates)) return absl::OkStatus();
+  return MixIntoReference(*model_, setup_.recipe.ref().ref_model_mixup_alpha(), ref_model_.get());
 }
 
 bool PolicyWorker::Hosts(const std::string& role) const {
@@ -256,6 +287,7 @@ absl::StatusOr<Batch> PolicyWorker::DpoUpdate(const Batch& input) {
   RETURN_IF_ERROR(pending_save_.Wait());
   ASSIGN_OR_RETURN(const PreferenceBatch pairs, PreferenceBatchFrom(input));
   ASSIGN_OR_RETURN(const auto metrics, dpo_->Update(pairs));
+  RETURN_IF_ERROR(SyncReferenceIfDue(dpo_->updates()));
   Batch output;
   SetBatchMetrics(metrics, &output);
   return output;
@@ -455,6 +487,7 @@ absl::StatusOr<Batch> PolicyWorker::UpdateActor(const Batch& input) {
   }
   ASSIGN_OR_RETURN(const auto metrics, actor_->Update(MoveTo(batch, setup_.device), on_policy_rows));
   WeightsChanged();
+  RETURN_IF_ERROR(SyncReferenceIfDue(actor_->updates()));
   Batch output;
   SetBatchMetrics(metrics, &output);
   return output;

@@ -146,6 +146,12 @@ class PolicyWorker {
   NamedTensors NamedTrainable();
   // What the actor's checkpoints hold (policy_worker_checkpoint.cc).
   RoleCheckpoint ActorCheckpoint();
+  // ref.sync_ref_model (reference_sync.h): InvalidArgument unless this worker can
+  // refresh its reference (full fine-tuning, a reference copy, the ref role beside the
+  // actor); whether it does; and the refresh after the update that made `updates`.
+  absl::Status CheckReferenceSync() const;
+  bool SyncsReference() const;
+  absl::Status SyncReferenceIfDue(int64_t updates);
   absl::StatusOr<PolicyBatch> SftBatchFrom(const Batch& input) const;
   // SFT or DPO rows bounded as the recipe says: by data.max_length as a whole when set,
   // else by data.max_prompt_length and data.max_response_length each (sft_batch.h).

@@ -40,11 +40,18 @@ RoleCheckpoint PolicyWorker::ActorCheckpoint() {
                               models::NamedLoraParameters(*model_));
     };
   } else {
+    // A refreshed reference (ref.sync_ref_model) is state too. A checkpoint without one
+    // was saved by a run that never refreshed it: the reference loaded at start is it.
     role.save_model = [this](const std::string& dir) {
-      return SaveNamedTensors(JoinPath(dir, kModelFile), model_->NamedParameters());
+      RETURN_IF_ERROR(SaveNamedTensors(JoinPath(dir, kModelFile), model_->NamedParameters()));
+      if (!SyncsReference()) return absl::OkStatus();
+      return SaveNamedTensors(JoinPath(dir, kRefModelFile), ref_model_->NamedParameters());
     };
     role.load_model = [this](const std::string& dir) {
-      return LoadNamedTensors(JoinPath(dir, kModelFile), model_->NamedParameters());
+      RETURN_IF_ERROR(LoadNamedTensors(JoinPath(dir, kModelFile), model_->NamedParameters()));
+      if (!SyncsReference()) return absl::OkStatus();
+      const absl::Status reference = LoadNamedTensors(JoinPath(dir, kRefModelFile), ref_model_->NamedParameters());
+      return absl::IsNotFound(reference) ? absl::OkStatus() : reference;
     };
   }
   role.save_hf_config = [this, &model](const std::string& dir) {

@@ -1,6 +1,7 @@
 // Checkpoints through real `rollout train` runs on the CPU (tiny Qwen2 fixture, worker
 // processes): a resumed GRPO run matches an uninterrupted one bit for bit, a crash
-// during a save resumes from the last complete checkpoint, del_local_ckpt_after_load
+// during a save resumes from the last complete checkpoint, a refreshed reference
+// (ref.sync_ref_model) resumes with the run, del_local_ckpt_after_load
 // really deletes, a checkpoint at an epoch's end continues with the next epoch, and
 // PPO with a critic and SFT resume exactly too.
 #include <gmock/gmock.h>
@@ -148,6 +149,37 @@ TEST_F(CheckpointTrain, ThreeStepsThenAResumedRunOfThreeMoreMatchSixStraightBitF
     ASSERT_TRUE(straight.count(step) && resumed.count(step)) << step;
     ExpectSameMetrics(straight.at(step), resumed.at(step), step);
     EXPECT_TRUE(resumed.at(step).contains("timing_s/save_checkpoint") == (step == 6)) << step;
+  }
+}
+
+// TR-DPO's reference refresh (ref.sync_ref_model, every 2 steps) is state: a run resumed
+// at step 3, between two refreshes, scores its KL term against the reference refreshed at
+// step 2 and refreshes it again at step 4 exactly as an uninterrupted run does.
+TEST_F(CheckpointTrain, ARefreshedReferenceResumesWithTheRun) {
+  testing::TempDir dir("ckpt_e2e_sync_ref");
+  const std::string data = Reference("data/letters.jsonl");
+  const auto run = [&](const std::string& name, int steps) {
+    return RolloutIn(dir.path(), GrpoArgs(data, name,
+                                          {absl::StrCat("trainer.total_training_steps=", steps), "trainer.save_freq=3",
+                                           "ref.sync_ref_model=true", "ref.ref_model_sync_steps=2",
+                                           "ref.ref_model_mixup_alpha=0.5"}));
+  };
+  const CommandResult straight = run("straight", 4);
+  ASSERT_EQ(straight.exit_code, 0) << straight.output;
+  const CommandResult first = run("resumed", 3);
+  ASSERT_EQ(first.exit_code, 0) << first.output;
+  const CommandResult second = run("resumed", 4);
+  ASSERT_EQ(second.exit_code, 0) << second.output;
+  EXPECT_THAT(second.output, HasSubstr("resuming from ckpt/resumed/global_step_3"));
+  const std::map<int, nlohmann::json> expected = StepMetrics(dir.path(), "straight");
+  const std::map<int, nlohmann::json> resumed = StepMetrics(dir.path(), "resumed");
+  ASSERT_TRUE(expected.count(4) && resumed.count(4));
+  EXPECT_NE(expected.at(4)["actor/kl_loss"].get<double>(), 0);
+  ExpectSameMetrics(expected.at(4), resumed.at(4), 4);
+  for (const char* file : {"actor/model.safetensors", "actor/ref_model.safetensors"}) {
+    const std::string saved = FileContents(dir.Path(JoinPath("ckpt/straight/global_step_4", file)));
+    ASSERT_THAT(saved, Not(HasSubstr("missing"))) << file;
+    EXPECT_TRUE(FileContents(dir.Path(JoinPath("ckpt/resumed/global_step_4", file))) == saved) << file;
   }
 }
 

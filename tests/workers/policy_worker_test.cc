@@ -302,6 +302,89 @@ TEST(PolicyWorker, ACheckpointRestoresWeightsOptimizerAndScheduleExactly) {
   }
 }
 
+// TR-DPO's refresh (ref.sync_ref_model): every second update the reference becomes the
+// actor and itself half and half, the checkpoint holds it, and a resumed worker scores
+// with it.
+TEST(PolicyWorker, ARefreshedReferenceMixesInTheActorAndResumesFromTheCheckpoint) {
+  testing::TempDir dir("policy_sync_ref");
+  PolicyWorkerSetup setup = CheckpointingSetup();
+  setup.recipe.mutable_ref()->set_sync_ref_model(true);
+  setup.recipe.mutable_ref()->set_ref_model_sync_steps(2);
+  setup.recipe.mutable_ref()->set_ref_model_mixup_alpha(0.5);
+  auto trained = PolicyWorker::Create(setup).value();
+  auto restored = PolicyWorker::Create(setup).value();
+  const Batch rollout = trained->GenerateSequences(Prompts()).value();
+  const Batch batch = UpdateBatch(*trained, rollout);
+  const auto ref_log_probs = [&](PolicyWorker& worker) {
+    return worker.ComputeRefLogProb(rollout).value().Tensor("ref_log_prob").value();
+  };
+  ASSERT_TRUE(trained->UpdateActor(batch).ok());
+  EXPECT_TRUE(at::equal(ref_log_probs(*trained), batch.Tensor("ref_log_prob").value()));  // not yet due
+  ASSERT_TRUE(trained->UpdateActor(batch).ok());
+  EXPECT_FALSE(at::allclose(ref_log_probs(*trained), batch.Tensor("ref_log_prob").value()));
+  ASSERT_TRUE(trained->SaveCheckpoint(InDirectory(dir.Path("actor"))).ok());
+
+  auto initial = models::CausalLM::Load(kFixture, models::LoadOptions()).value();
+  auto actor = models::CausalLM::Load(kFixture, models::LoadOptions()).value();
+  auto reference = models::CausalLM::Load(kFixture, models::LoadOptions()).value();
+  ASSERT_TRUE(LoadNamedTensors(dir.Path("actor/model.safetensors"), actor->NamedParameters()).ok());
+  ASSERT_TRUE(LoadNamedTensors(dir.Path("actor/ref_model.safetensors"), reference->NamedParameters()).ok());
+  const auto initial_weights = initial->NamedParameters();
+  const auto actor_weights = actor->NamedParameters();
+  const auto reference_weights = reference->NamedParameters();
+  for (size_t i = 0; i < reference_weights.size(); ++i) {
+    const at::Tensor mixed = 0.5 * *actor_weights[i].second + 0.5 * *initial_weights[i].second;
+    EXPECT_TRUE(at::allclose(*reference_weights[i].second, mixed, 1e-5, 1e-7)) << reference_weights[i].first;
+  }
+
+  EXPECT_FALSE(at::equal(ref_log_probs(*restored), ref_log_probs(*trained)));
+  ASSERT_TRUE(restored->LoadCheckpoint(InDirectory(dir.Path("actor"))).ok());
+  EXPECT_TRUE(at::equal(ref_log_probs(*restored), ref_log_probs(*trained)));
+}
+
+// In DPO the refresh follows the DPO steps: with alpha 1 the reference becomes the policy
+// after the step, so the implicit rewards (beta x the log-ratios) vanish, as they do
+// before any step.
+TEST(PolicyWorker, DposReferenceRefreshFollowsItsSteps) {
+  PolicyWorkerSetup setup = TinySetup();
+  setup.recipe.mutable_trainer()->set_mode("dpo");
+  setup.recipe.mutable_data()->set_train_batch_size(2);
+  setup.recipe.mutable_ref()->set_sync_ref_model(true);
+  setup.recipe.mutable_ref()->set_ref_model_sync_steps(1);
+  setup.recipe.mutable_ref()->set_ref_model_mixup_alpha(1.0);
+  setup.roles = {"actor"};
+  auto worker = PolicyWorker::Create(setup).value();
+  Batch pairs;
+  ASSERT_TRUE(pairs.AddStrings("prompt", {"1+1=", "2+2="}).ok());
+  ASSERT_TRUE(pairs.AddStrings("prompt_format", {"text", "text"}).ok());
+  ASSERT_TRUE(pairs.AddStrings("response_format", {"text", "text"}).ok());
+  ASSERT_TRUE(pairs.AddStrings("chosen", {"2", "4"}).ok());
+  ASSERT_TRUE(pairs.AddStrings("rejected", {"3", "5"}).ok());
+  const auto margin = [&] { return GetBatchMetrics(worker->DpoEval(pairs).value()).value().at("val/rewards/margins"); };
+  EXPECT_EQ(margin(), 0);
+  ASSERT_TRUE(worker->DpoUpdate(pairs).ok());
+  EXPECT_EQ(margin(), 0);
+  setup.recipe.mutable_ref()->set_sync_ref_model(false);
+  auto unsynced = PolicyWorker::Create(setup).value();
+  ASSERT_TRUE(unsynced->DpoUpdate(pairs).ok());
+  EXPECT_NE(GetBatchMetrics(unsynced->DpoEval(pairs).value()).value().at("val/rewards/margins"), 0);
+}
+
+TEST(PolicyWorker, AReferenceRefreshNeedsAReferenceCopyBesideTheActor) {
+  PolicyWorkerSetup setup = TinySetup(/*lora_rank=*/4);
+  setup.recipe.mutable_ref()->set_sync_ref_model(true);
+  EXPECT_THAT(PolicyWorker::Create(setup).status().message(), HasSubstr("ref.sync_ref_model with LoRA"));
+  setup = TinySetup();
+  setup.recipe.mutable_ref()->set_sync_ref_model(true);
+  setup.recipe.mutable_actor()->set_use_kl_loss(false);
+  EXPECT_THAT(PolicyWorker::Create(setup).status().message(),
+              HasSubstr("ref.sync_ref_model needs a reference model to refresh"));
+  setup = TinySetup();
+  setup.recipe.mutable_ref()->set_sync_ref_model(true);
+  setup.roles = {"ref"};
+  EXPECT_THAT(PolicyWorker::Create(setup).status().message(), HasSubstr("place the ref role on the actor's pool"));
+}
+
 TEST(PolicyWorker, ALoraCheckpointHoldsThePeftAdapterAndNotTheBaseWeights) {
   testing::TempDir dir("policy_lora_ckpt");
   auto trained = PolicyWorker::Create(CheckpointingSetup(/*lora_rank=*/4)).value();
