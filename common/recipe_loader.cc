@@ -14,6 +14,7 @@
 #include "common/recipe_interpolate.h"
 #include "common/recipe_schema.h"
 #include "common/status_macros.h"
+#include "common/verl_default_links.h"
 
 namespace rollout::config {
 namespace {
@@ -159,6 +160,7 @@ absl::StatusOr<LoadedRecipe> RecipeBuilder::Finish() && {
   ApplyDefaultLists(&loaded_.recipe);
   RETURN_IF_ERROR(ResolveReferences(&loaded_.sources, &pending_, &loaded_.recipe,
                                     &loaded_.ignored_verl_keys));
+  RETURN_IF_ERROR(ApplyVerlDefaultLinks(loaded_.sources, &loaded_.recipe));
   return std::move(loaded_);
 }
 

@@ -19,12 +19,14 @@
 // override of a setting reaches its copies.
 //
 // Unset versus default: a key no layer sets stays unset in the Recipe (has_x() is
-// false) and reads as its proto default; a key reset with null is cleared. Two
+// false) and reads as its proto default; a key reset with null is cleared. Three
 // exceptions, so that readers see resolved values: an empty list with a
-// (default_list) is filled with it, and a string whose default holds `${...}` is set
-// to its resolved text. An explicit empty list for such a field is an error (it
-// would print, and so read back, as the default). Compare loaded recipes with
-// MessageDifferencer::Equivalent, which treats unset and default alike.
+// (default_list) is filled with it (an explicit empty list for such a field is an
+// error: it would print, and so read back, as the default); a string whose default
+// holds `${...}` is set to its resolved text; and a key whose verl default is another
+// key's value (critic.ppo_mini_batch_size is the actor's: common/verl_default_links.h)
+// is set to that value. Compare loaded recipes with MessageDifferencer::Equivalent,
+// which treats unset and default alike.
 //
 // verl spellings are accepted: a leading `actor_rollout_ref.` is dropped
 // (`actor_rollout_ref.actor.optim.lr` -> `actor.optim.lr`) and

@@ -37,10 +37,18 @@ TEST(RecipeBatching, WithoutDynamicBatchSizesEveryPassCountsRows) {
 TEST(RecipeBatching, EachPassHasItsOwnSwitchAndBudget) {
   const Recipe actor_only = Load({"actor.use_dynamic_bsz=true", "actor.ppo_max_token_len_per_gpu=3000"});
   EXPECT_EQ(UpdateActorBatching(actor_only).max_tokens, 3000);
-  EXPECT_EQ(OldLogProbBatching(actor_only).max_tokens, 0);
-  EXPECT_EQ(RefLogProbBatching(actor_only).max_tokens, 0);
-  EXPECT_EQ(UpdateCriticBatching(actor_only).max_tokens, 0);
-  EXPECT_EQ(CriticValuesBatching(actor_only).max_tokens, 0);
+  // Unset, the other passes' switches follow the actor's, as in verl; the log-prob
+  // passes take its budget too, the critic keeps its own (common/verl_default_links.h).
+  EXPECT_EQ(OldLogProbBatching(actor_only).max_tokens, 3000);
+  EXPECT_EQ(RefLogProbBatching(actor_only).max_tokens, 3000);
+  EXPECT_EQ(UpdateCriticBatching(actor_only).max_tokens, 32768);
+  EXPECT_EQ(CriticValuesBatching(actor_only).max_tokens, 32768);
+  const Recipe actor_alone = Load({"actor.use_dynamic_bsz=true", "rollout.log_prob_use_dynamic_bsz=false",
+                                   "ref.log_prob_use_dynamic_bsz=false", "critic.use_dynamic_bsz=false"});
+  EXPECT_EQ(OldLogProbBatching(actor_alone).max_tokens, 0);
+  EXPECT_EQ(RefLogProbBatching(actor_alone).max_tokens, 0);
+  EXPECT_EQ(UpdateCriticBatching(actor_alone).max_tokens, 0);
+  EXPECT_EQ(CriticValuesBatching(actor_alone).max_tokens, 0);
 
   const Recipe all = Load({"rollout.log_prob_use_dynamic_bsz=true", "rollout.log_prob_max_token_len_per_gpu=5000",
                            "ref.log_prob_use_dynamic_bsz=true", "critic.use_dynamic_bsz=true"});

@@ -64,6 +64,11 @@ TEST(BatchSplits, TheCriticsMiniBatchIsCheckedWhereACriticIsPlaced) {
   EXPECT_TRUE(CheckYaml(gae + "critic: {ppo_mini_batch_size: 8}\n").ok());
   const absl::Status status = CheckYaml(gae + "critic: {ppo_mini_batch_size: 9}\n");
   EXPECT_THAT(std::string(status.message()), HasSubstr("critic.ppo_mini_batch_size (9)"));
+  // Unset, the critic's mini-batch is the actor's, as in verl (its Qwen2.5-0.5B PPO
+  // example: 8 prompts, mini-batches of 8, no critic key).
+  EXPECT_TRUE(CheckYaml("trainer: {device: cpu}\nalgorithm: {adv_estimator: gae}\n"
+                        "data: {train_batch_size: 8}\nactor: {ppo_mini_batch_size: 8}\n")
+                  .ok());
   // Without a critic (grpo), the critic's key is not checked.
   EXPECT_TRUE(CheckYaml("trainer: {device: cpu}\nalgorithm: {adv_estimator: grpo}\n"
                         "data: {train_batch_size: 8}\nactor: {ppo_mini_batch_size: 4}\n"
