@@ -8,7 +8,6 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
-#include "absl/strings/str_split.h"
 #include "common/recipe_schema.h"
 #include "common/recipe_values.h"
 #include "common/status_macros.h"
@@ -71,17 +70,6 @@ bool SameScalar(const std::string& a, const std::string& b) {
   double x = 0, y = 0;
   if (absl::SimpleAtod(a, &x) && absl::SimpleAtod(b, &y)) return x == y;
   return a == b;
-}
-
-// The field of canonical `key` ("data.max_prompt_length"), after walking `*message` (a
-// Recipe) down to the message that holds it. Every segment must be a field.
-const FieldDescriptor* FieldAt(const std::string& key, Message** message) {
-  const std::vector<std::string> segments = absl::StrSplit(key, '.');
-  for (size_t i = 0; i + 1 < segments.size(); ++i) {
-    const FieldDescriptor* field = FindRecipeField((*message)->GetDescriptor(), segments[i]);
-    *message = (*message)->GetReflection()->MutableMessage(*message, field);
-  }
-  return FindRecipeField((*message)->GetDescriptor(), segments.back());
 }
 
 class LayerApplier {

@@ -82,6 +82,15 @@ const FieldDescriptor* FindRecipeField(const Descriptor* type, absl::string_view
   return type->FindFieldByName(std::string(name));
 }
 
+const FieldDescriptor* FieldAt(const std::string& key, Message** message) {
+  const std::vector<std::string> segments = absl::StrSplit(key, '.');
+  for (size_t i = 0; i + 1 < segments.size(); ++i) {
+    const FieldDescriptor* field = FindRecipeField((*message)->GetDescriptor(), segments[i]);
+    *message = (*message)->GetReflection()->MutableMessage(*message, field);
+  }
+  return FindRecipeField((*message)->GetDescriptor(), segments.back());
+}
+
 std::vector<std::string> FieldNames(const Descriptor* type) {
   std::vector<std::string> names;
   for (int i = 0; i < type->field_count(); ++i) names.push_back(type->field(i)->name());

@@ -24,6 +24,12 @@ namespace rollout::config {
 const google::protobuf::FieldDescriptor* FindRecipeField(const google::protobuf::Descriptor* type,
                                                          absl::string_view name);
 
+// The field of canonical `key` ("data.max_prompt_length"), after walking `*message` (a
+// Recipe) down to the message that holds it, creating the messages on the way. Every
+// segment must be a field.
+const google::protobuf::FieldDescriptor* FieldAt(const std::string& key,
+                                                 google::protobuf::Message** message);
+
 // Field names of `type` in declaration order.
 std::vector<std::string> FieldNames(const google::protobuf::Descriptor* type);
 
