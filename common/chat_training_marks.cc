@@ -7,7 +7,7 @@
 
 namespace rollout {
 
-absl::StatusOr<bool> MessageTrains(const nlohmann::json& message) {
+absl::StatusOr<bool> MessageTrains(const nlohmann::ordered_json& message) {
   std::optional<bool> marked;  // what the message's own keys say, if anything
   if (const auto trainable = message.find("trainable"); trainable != message.end()) {
     if (!trainable->is_boolean()) {

@@ -15,6 +15,6 @@ namespace rollout {
 // Whether `message` (a JSON object with a string "role") trains. InvalidArgument for a
 // "trainable" that is not a boolean, a "weight" other than 0 or 1, marks that disagree,
 // or a system or user message marked to train.
-absl::StatusOr<bool> MessageTrains(const nlohmann::json& message);
+absl::StatusOr<bool> MessageTrains(const nlohmann::ordered_json& message);
 
 }  // namespace rollout

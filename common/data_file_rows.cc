@@ -11,7 +11,7 @@
 namespace rollout {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 absl::StatusOr<json> ParseObject(absl::string_view line) {
   json row;

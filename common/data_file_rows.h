@@ -16,7 +16,8 @@ namespace rollout {
 struct DataFileRow {
   // The row, or InvalidArgument saying why a line is not one ("not valid JSON (error at
   // column 7)", "not a JSON object but array"), without its location.
-  absl::StatusOr<nlohmann::json> object;
+  // Keys in the file's order (chat templates write tool schemas in it).
+  absl::StatusOr<nlohmann::ordered_json> object;
   std::string where;  // "FILE:LINE" (JSON lines) or "FILE row N" (Parquet; both 1-based)
 };
 

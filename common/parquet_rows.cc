@@ -17,7 +17,7 @@
 namespace rollout::parquet {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;
 
 constexpr absl::string_view kMagic = "PAR1";
 constexpr absl::string_view kEncryptedMagic = "PARE";

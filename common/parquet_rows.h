@@ -33,6 +33,6 @@ bool HasParquetMagic(absl::string_view bytes);
 // Every row of the Parquet file whose contents are `bytes`, in order. InvalidArgument
 // saying what is wrong and where (column, row group, page) when the file is corrupt or
 // holds what is not read (above); the caller adds the file's name.
-absl::StatusOr<std::vector<nlohmann::json>> ReadRows(absl::string_view bytes);
+absl::StatusOr<std::vector<nlohmann::ordered_json>> ReadRows(absl::string_view bytes);
 
 }  // namespace rollout::parquet

@@ -26,6 +26,7 @@ const std::vector<VerlSynonymKey>& Table() {
       {"actor.optim.lr_scheduler", "actor.optim.warmup_style"},
       {"data.micro_batch_size_per_gpu", "actor.ppo_micro_batch_size_per_gpu"},
       {"data.messages_key", "data.multiturn.messages_key"},
+      {"data.tools_key", "data.multiturn.tools_key"},
       {"data.use_dynamic_bsz", "actor.use_dynamic_bsz"},
       {"data.max_token_len_per_gpu", "actor.ppo_max_token_len_per_gpu"},
       {"trainer.max_ckpt_to_keep", "trainer.max_actor_ckpt_to_keep"},

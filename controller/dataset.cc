@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/chat_json.h"
 #include "common/chat_training_marks.h"
 #include "common/data_file_rows.h"
 #include "common/file_util.h"
@@ -17,7 +18,7 @@
 namespace rollout::controller {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // keys keep the file's order (common/chat_json.h)
 
 // Row errors carry no location; LoadDataset prefixes "FILE:LINE: ".
 absl::Status RowError(absl::string_view key, absl::string_view problem) {
@@ -29,30 +30,33 @@ std::string JsonText(const json& value) {
   return value.is_string() ? value.get<std::string>() : value.dump();
 }
 
-bool IsChatMessage(const json& message) {
-  if (!message.is_object()) return false;
-  const auto role = message.find("role");
-  const auto content = message.find("content");
-  return role != message.end() && role->is_string() && content != message.end() &&
-         content->is_string();
-}
-
-// `messages` (found under `path`) is a non-empty array of chat messages whose roles the
-// chat templates render (models/chat_template.h: no tools), so that no batch fails in
-// the workers mid-run on a row that could have been refused here.
+// `messages` (found under `path`) is a non-empty array of chat messages the workers
+// read (common/chat_json.h), so that no batch fails in the workers mid-run on a row that
+// could have been refused here.
 absl::Status CheckChatMessages(const json& messages, const std::string& path) {
   if (messages.empty()) return RowError(path, "is an empty list of chat messages");
   for (size_t i = 0; i < messages.size(); ++i) {
-    if (!IsChatMessage(messages[i])) {
-      return RowError(path, absl::StrCat("message ", i, " is not {\"role\": string, \"content\": string}"));
-    }
-    const std::string role = messages[i]["role"].get<std::string>();
-    if (role != "system" && role != "user" && role != "assistant") {
-      return RowError(path, absl::StrCat("message ", i, " has role '", role,
-                                         "'; supported roles are system, user and assistant (no tools)"));
+    if (absl::Status status = CheckChatMessage(messages[i]); !status.ok()) {
+      return RowError(path, absl::StrCat("message ", i, " ", status.message()));
     }
   }
   return absl::OkStatus();
+}
+
+// The tool schemas `row` offers under options.tools_key (none when it has no such key).
+absl::StatusOr<json> RowTools(const json& row, const DatasetOptions& options) {
+  const auto tools = row.find(options.tools_key);
+  if (tools == row.end()) return json::array();
+  absl::StatusOr<std::vector<json>> schemas = ToolSchemas(*tools);
+  if (!schemas.ok()) return RowError(options.tools_key, schemas.status().message());
+  return json(json::array_t(schemas->begin(), schemas->end()));
+}
+
+// A chat prompt of `messages` as Prompt::content holds it, with the row's tools if any.
+absl::StatusOr<Prompt> ChatPrompt(const json& messages, const json& row, const DatasetOptions& options) {
+  ASSIGN_OR_RETURN(const json tools, RowTools(row, options));
+  if (tools.empty()) return Prompt{Prompt::Format::kChat, messages.dump()};
+  return Prompt{Prompt::Format::kChat, json{{"messages", messages}, {"tools", tools}}.dump()};
 }
 
 // A value found under a key path, with the path for messages ("extra_info.question").
@@ -97,8 +101,12 @@ absl::StatusOr<Prompt> ParsePrompt(const json& row, const DatasetOptions& option
     prompt.content = value.get<std::string>();
     if (absl::StripAsciiWhitespace(prompt.content).empty()) return RowError(field.path, "is empty");
     if (options.text_prompts_as_user_message) {
-      prompt.format = Prompt::Format::kChat;
-      prompt.content = json::array({{{"role", "user"}, {"content", prompt.content}}}).dump();
+      return ChatPrompt(json::array({{{"role", "user"}, {"content", prompt.content}}}), row, options);
+    }
+    ASSIGN_OR_RETURN(const json tools, RowTools(row, options));
+    if (!tools.empty()) {
+      return RowError(options.tools_key, absl::StrCat("offers tools, but the prompt is text, which no chat template "
+                                                      "renders (data.text_prompts=user_message makes it a chat)"));
     }
     return prompt;
   }
@@ -108,9 +116,7 @@ absl::StatusOr<Prompt> ParsePrompt(const json& row, const DatasetOptions& option
                                  value.is_object() ? " (data.prompt_dict_keys looks inside it)" : ""));
   }
   RETURN_IF_ERROR(CheckChatMessages(value, field.path));
-  prompt.format = Prompt::Format::kChat;
-  prompt.content = value.dump();
-  return prompt;
+  return ChatPrompt(value, row, options);
 }
 
 // Top-level "ground_truth", else verl's "reward_model": {"ground_truth": ...}.
@@ -211,7 +217,7 @@ absl::StatusOr<SftExample> ParseConversationRow(const json& row, const DatasetOp
   RETURN_IF_ERROR(CheckTrainedReplies(messages, field.path));
   const auto reply = std::find_if(messages.begin(), messages.end(), IsAssistantMessage);
   SftExample example;
-  example.prompt = Prompt{Prompt::Format::kChat, Messages(messages.begin(), reply).dump()};
+  ASSIGN_OR_RETURN(example.prompt, ChatPrompt(Messages(messages.begin(), reply), row, options));
   example.response = Response{Response::Format::kMessages, Messages(reply, messages.end()).dump()};
   return example;
 }
@@ -234,7 +240,7 @@ absl::StatusOr<PreferenceExample> ParseImplicitPromptRow(const json& row, const 
                                                      "\" begin with no shared messages to take as the prompt"));
   }
   PreferenceExample example;
-  example.prompt = Prompt{Prompt::Format::kChat, Messages(chosen->begin(), chosen_reply).dump()};
+  ASSIGN_OR_RETURN(example.prompt, ChatPrompt(Messages(chosen->begin(), chosen_reply), row, options));
   ASSIGN_OR_RETURN(example.chosen,
                    MessagesResponse(Messages(chosen_reply, chosen->end()), options.chosen_key, example.prompt));
   ASSIGN_OR_RETURN(example.rejected,

@@ -11,8 +11,11 @@
 //
 // A prompt is either raw text, used as is (no chat template) unless
 // DatasetOptions::text_prompts_as_user_message makes it one user message, or chat
-// messages: a non-empty JSON array of {"role": "...", "content": "..."} objects, which
-// the rollout worker renders with the model's chat template. A response (an SFT pair's,
+// messages: a non-empty JSON array of {"role": "...", "content": "..."} objects (tool
+// calls and tool results too: common/chat_json.h), which the rollout worker renders with
+// the model's chat template. A chat row may offer the model tools under
+// DatasetOptions::tools_key (TRL's "tools" column); the template writes their schemas
+// into the system message. A text prompt offering tools is refused. A response (an SFT pair's,
 // chosen, rejected) is text, which the worker encodes and ends with the end-of-sequence
 // token, or — after a chat prompt — chat messages that continue the conversation (TRL's
 // conversational format, [{"role": "assistant", "content": "..."}]), which the worker
@@ -50,7 +53,8 @@ namespace rollout::controller {
 struct Prompt {
   enum class Format {
     kText,  // `content` is the prompt itself
-    kChat,  // `content` is the messages' JSON array as compact text
+    kChat,  // `content` is the messages' JSON array as compact text, or, when the row
+            // offers tools, {"messages": [...], "tools": [...]} (models/json_prompt.h)
   };
   Format format = Format::kText;
   std::string content;
@@ -100,6 +104,7 @@ struct DatasetOptions {
   std::string rejected_key = "rejected";
   bool text_prompts_as_user_message = false;
   std::string messages_key = "messages";  // conversations only
+  std::string tools_key = "tools";        // data.multiturn.tools_key: any chat row's tools
   bool skip_bad_rows = false;
 };
 

@@ -17,6 +17,7 @@ DatasetOptions DatasetOptionsFrom(const config::DataConfig& data) {
   options.rejected_key = data.rejected_key();
   options.text_prompts_as_user_message = data.text_prompts() == "user_message";
   options.messages_key = data.multiturn().messages_key();
+  options.tools_key = data.multiturn().tools_key();
   options.skip_bad_rows = data.skip_bad_rows();
   return options;
 }

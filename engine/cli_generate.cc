@@ -83,7 +83,7 @@ FlagSet MakeFlags(GenerateFlags* f) {
 }
 
 // One input row (a JSON object) as a request; `where` is "FILE:LINE" or "FILE row N".
-absl::StatusOr<GenerationRequest> ParseRequest(const json& value, const std::string& where,
+absl::StatusOr<GenerationRequest> ParseRequest(const nlohmann::ordered_json& value, const std::string& where,
                                                const models::Tokenizer& tokenizer,
                                                int64_t vocab_size, const SamplingParams& params) {
   auto fail = [&](absl::string_view what) {
@@ -96,9 +96,11 @@ absl::StatusOr<GenerationRequest> ParseRequest(const json& value, const std::str
     if (!value.at("prompt").is_string()) return fail("\"prompt\" must be text or a list of chat messages");
     request.prompt = tokenizer.Encode(value.at("prompt").get<std::string>());
   } else if (chat_prompt || value.contains("messages")) {
-    auto messages = models::ParseChatMessages(chat_prompt ? value.at("prompt") : value);
-    if (!messages.ok()) return fail(messages.status().message());
-    auto ids = tokenizer.EncodeChat(*messages);
+    nlohmann::ordered_json chat = value;  // {"messages": ..., "tools": ...}
+    if (chat_prompt) chat = {{"messages", value.at("prompt")}, {"tools", value.value("tools", nlohmann::ordered_json())}};
+    auto parsed = models::ParseChatPrompt(chat);
+    if (!parsed.ok()) return fail(parsed.status().message());
+    auto ids = tokenizer.EncodeChat(parsed->messages, /*add_generation_prompt=*/true, parsed->tools);
     if (!ids.ok()) return fail(ids.status().message());
     request.prompt = std::move(*ids);
   } else if (value.contains("ids")) {
@@ -115,9 +117,9 @@ absl::StatusOr<GenerationRequest> ParseRequest(const json& value, const std::str
     }
   }
   if (value.contains("stop")) {
-    const json& stop = value.at("stop");
+    const nlohmann::ordered_json& stop = value.at("stop");
     if (!stop.is_array()) return fail("\"stop\" must be a list of strings");
-    for (const json& s : stop) {
+    for (const nlohmann::ordered_json& s : stop) {
       if (!s.is_string()) return fail("\"stop\" must be a list of strings");
       request.params.stop.push_back(s.get<std::string>());
     }

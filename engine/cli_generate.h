@@ -1,8 +1,9 @@
 // `rollout generate`: the rollout engine from the shell.
 //   rollout generate --model DIR --input prompts.jsonl [--n 8] [--temperature T]
 //                    [--max_tokens N] [--greedy] [--output FILE] [--device cuda:0] ...
-// Input lines: {"prompt": "text"}, {"messages": [...]} (rendered with the chat
-// template) or {"ids": [...]}; each may add "stop": [strings]. Output: one JSON line
+// Input lines: {"prompt": "text"}, {"messages": [...]} or verl's {"prompt": [...]}
+// (chat messages rendered with the chat template, offering the row's "tools" if it has
+// them: common/chat_json.h) or {"ids": [...]}; each may add "stop": [strings]. Output: one JSON line
 // per input line, in order:
 //   {"index": i, "prompt_ids": [...], "responses": [{"text", "ids", "log_probs",
 //    "finish_reason"}, ...]}

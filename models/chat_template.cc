@@ -53,6 +53,46 @@ constexpr absl::string_view kDeepSeekR1ThinkPrompt =
 constexpr absl::string_view kDeepSeekR1PlainPrompt =
     "{% if add_generation_prompt and not ns.is_tool %}{{'<｜Assistant｜>'}}{% endif %}";
 
+// The tool lines of Qwen2.5's template (Qwen3's has the same), as the template text
+// spells them, which a ChatML template must hold to render tools as chatml does. Its
+// tool header also writes the default system message: checked apart.
+constexpr absl::string_view kQwenToolLines[] = {
+    "You may call one or more functions to assist with the user query.\\n\\nYou are provided with "
+    "function signatures within <tools></tools> XML tags:\\n<tools>\" }}",
+    "{{- tool | tojson }}",
+    "{{- \"\\n</tools>\\n\\nFor each function call, return a json object with function name and "
+    "arguments within <tool_call></tool_call> XML tags:\\n<tool_call>\\n{\\\"name\\\": <function-name>, "
+    "\\\"arguments\\\": <args-json-object>}\\n</tool_call><|im_end|>\\n\" }}",
+    "{{- '\\n<tool_call>\\n{\"name\": \"' }}",
+    "{{- tool_call.arguments | tojson }}",
+    "{{- '\\n<tool_response>\\n' }}",
+};
+
+// The system text Qwen's templates write for `tools`, after the system message's own.
+std::string QwenToolsHeader(const std::vector<std::string>& tools) {
+  std::string out =
+      "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with "
+      "function signatures within <tools></tools> XML tags:\n<tools>";
+  for (const std::string& tool : tools) absl::StrAppend(&out, "\n", tool);
+  absl::StrAppend(&out,
+                  "\n</tools>\n\nFor each function call, return a json object with function name and arguments "
+                  "within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, "
+                  "\"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n");
+  return out;
+}
+
+// A tool call as Qwen's templates write it, arguments as given.
+std::string QwenToolCall(const ChatToolCall& call, absl::string_view arguments) {
+  return absl::StrCat("<tool_call>\n{\"name\": \"", call.name, "\", \"arguments\": ", arguments, "}\n</tool_call>");
+}
+
+// Message i, a tool result, as Qwen's templates write it: a run of them shares one user turn.
+void AppendQwenToolResult(const std::vector<ChatMessage>& messages, size_t i, std::string* out) {
+  if (i == 0 || messages[i - 1].role != "tool") *out += "<|im_start|>user";
+  absl::StrAppend(out, "\n<tool_response>\n", messages[i].content, "\n</tool_response>");
+  if (i + 1 == messages.size() || messages[i + 1].role != "tool") *out += "<|im_end|>\n";
+}
+
 // Python's str.lstrip('\n') / rstrip('\n') / strip('\n').
 absl::string_view LstripNewlines(absl::string_view text) {
   while (!text.empty() && text.front() == '\n') text.remove_prefix(1);
@@ -147,20 +187,35 @@ void AppendLlama3Turns(const std::vector<ChatMessage>& messages, size_t first,
   if (add_generation_prompt) *out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
 }
 
-// InvalidArgument naming the first message whose role is not system, user or assistant.
-absl::Status CheckRoles(const std::vector<ChatMessage>& messages) {
+}  // namespace
+
+absl::Status ChatTemplate::CheckRenderable(const std::vector<ChatMessage>& messages,
+                                           const std::vector<std::string>& tools) const {
+  const bool renders_tools = RendersTools();
+  const std::string no_tools =
+      absl::StrCat("; the ", Describe(), " prompt format does not render tools (Qwen2.5's and Qwen3's templates do)");
+  if (!tools.empty() && !renders_tools) return absl::InvalidArgumentError(absl::StrCat("tools are given", no_tools));
   for (size_t i = 0; i < messages.size(); ++i) {
     const std::string& role = messages[i].role;
-    if (role != "system" && role != "user" && role != "assistant") {
+    if (role != "system" && role != "user" && role != "assistant" && role != "tool") {
+      return absl::InvalidArgumentError(absl::StrCat("message ", i, " has role '", role,
+                                                     "'; supported roles are system, user, assistant and tool"));
+    }
+    if (!messages[i].tool_calls.empty() && role != "assistant") {
       return absl::InvalidArgumentError(
-          absl::StrCat("message ", i, " has role '", role,
-                       "'; supported roles are system, user and assistant (no tools)"));
+          absl::StrCat("message ", i, " has tool calls but role '", role, "'; only assistant messages make them"));
+    }
+    if ((role == "tool" || !messages[i].tool_calls.empty()) && !renders_tools) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "message ", i, role == "tool" ? " is a tool result" : " makes tool calls", no_tools));
     }
   }
   return absl::OkStatus();
 }
 
-}  // namespace
+bool ChatTemplate::RendersTools() const {
+  return format_ == Format::kQwen3 || (format_ == Format::kChatMl && chatml_tools_);
+}
 
 absl::StatusOr<ChatTemplate> ChatTemplate::FromFormatName(absl::string_view name) {
   if (name == "chatml") return ChatTemplate(Format::kChatMl);
@@ -182,7 +237,10 @@ absl::StatusOr<ChatTemplate> ChatTemplate::Recognize(absl::string_view text) {
           kSuggestFormat));
     }
     std::optional<std::string> system = FindDefaultSystemPrompt(text);
-    return ChatTemplate(Format::kChatMl, system.value_or(""), system.has_value());
+    ChatTemplate chat(Format::kChatMl, system.value_or(""), system.has_value());
+    chat.chatml_tools_ = system.has_value() && absl::StrContains(text, absl::StrCat("{{- '", *system, "' }}"));
+    for (absl::string_view line : kQwenToolLines) chat.chatml_tools_ = chat.chatml_tools_ && absl::StrContains(text, line);
+    return chat;
   }
   if (absl::StrContains(text, "<|start_header_id|>") && absl::StrContains(text, "<|eot_id|>")) {
     if (absl::StrContains(text, "<|image|>")) {
@@ -225,30 +283,32 @@ absl::StatusOr<ChatTemplate> ChatTemplate::Recognize(absl::string_view text) {
       kSuggestFormat));
 }
 
-absl::StatusOr<std::string> ChatTemplate::Render(const std::vector<ChatMessage>& messages,
-                                                 bool add_generation_prompt) const {
-  RETURN_IF_ERROR(CheckRoles(messages));
-  return RenderFormat(messages, add_generation_prompt, /*message_ends=*/nullptr);
+absl::StatusOr<std::string> ChatTemplate::Render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                                 const std::vector<std::string>& tools) const {
+  RETURN_IF_ERROR(CheckRenderable(messages, tools));
+  return RenderFormat(messages, add_generation_prompt, tools, /*message_ends=*/nullptr);
 }
 
-absl::StatusOr<RenderedChat> ChatTemplate::RenderWithMessageEnds(const std::vector<ChatMessage>& messages) const {
-  RETURN_IF_ERROR(CheckRoles(messages));
+absl::StatusOr<RenderedChat> ChatTemplate::RenderWithMessageEnds(const std::vector<ChatMessage>& messages,
+                                                                 const std::vector<std::string>& tools) const {
+  RETURN_IF_ERROR(CheckRenderable(messages, tools));
   RenderedChat rendered;
-  rendered.text = RenderFormat(messages, /*add_generation_prompt=*/false, &rendered.message_ends);
+  rendered.text = RenderFormat(messages, /*add_generation_prompt=*/false, tools, &rendered.message_ends);
   return rendered;
 }
 
 std::string ChatTemplate::RenderFormat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                       const std::vector<std::string>& tools,
                                        std::vector<size_t>* message_ends) const {
   switch (format_) {
     case Format::kChatMl:
-      return RenderChatMl(messages, add_generation_prompt, message_ends);
+      return RenderChatMl(messages, add_generation_prompt, tools, message_ends);
     case Format::kLlama3:
       return RenderLlama3(messages, add_generation_prompt, message_ends);
     case Format::kLlama31:
       return RenderLlama31(messages, add_generation_prompt, message_ends);
     case Format::kQwen3:
-      return RenderQwen3(messages, add_generation_prompt, message_ends);
+      return RenderQwen3(messages, add_generation_prompt, tools, message_ends);
     case Format::kDeepSeekR1:
       return RenderDeepSeekR1(messages, add_generation_prompt, message_ends);
   }
@@ -256,14 +316,33 @@ std::string ChatTemplate::RenderFormat(const std::vector<ChatMessage>& messages,
   return "";
 }
 
-std::string ChatTemplate::RenderChatMl(const std::vector<ChatMessage>& messages,
-                                       bool add_generation_prompt, std::vector<size_t>* message_ends) const {
+std::string ChatTemplate::RenderChatMl(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                       const std::vector<std::string>& tools,
+                                       std::vector<size_t>* message_ends) const {
   std::string out;
-  if (has_default_system_ && (messages.empty() || messages[0].role != "system")) {
+  const bool has_system = !messages.empty() && messages[0].role == "system";
+  if (!tools.empty()) {  // Qwen2.5: the system message, or the default, then the tools
+    absl::StrAppend(&out, "<|im_start|>system\n", has_system ? messages[0].content : default_system_, "\n\n",
+                    QwenToolsHeader(tools));
+  } else if (has_default_system_ && !has_system) {
     absl::StrAppend(&out, "<|im_start|>system\n", default_system_, "<|im_end|>\n");
   }
-  for (const ChatMessage& message : messages) {
-    absl::StrAppend(&out, "<|im_start|>", message.role, "\n", message.content, "<|im_end|>\n");
+  for (size_t i = 0; i < messages.size(); ++i) {
+    const ChatMessage& message = messages[i];
+    if (i == 0 && has_system && !tools.empty()) {  // written with the tools above
+      EndMessage(out, message_ends);
+      continue;
+    }
+    if (message.role == "tool") {
+      AppendQwenToolResult(messages, i, &out);
+    } else if (!message.tool_calls.empty()) {
+      out += "<|im_start|>assistant";
+      if (!message.content.empty()) absl::StrAppend(&out, "\n", message.content);
+      for (const ChatToolCall& call : message.tool_calls) absl::StrAppend(&out, "\n", QwenToolCall(call, call.arguments_json));
+      out += "<|im_end|>\n";
+    } else {
+      absl::StrAppend(&out, "<|im_start|>", message.role, "\n", message.content, "<|im_end|>\n");
+    }
     EndMessage(out, message_ends);
   }
   if (add_generation_prompt) out += "<|im_start|>assistant\n";
@@ -294,10 +373,11 @@ std::string ChatTemplate::RenderLlama31(const std::vector<ChatMessage>& messages
   return out;
 }
 
-std::string ChatTemplate::RenderQwen3(const std::vector<ChatMessage>& messages,
-                                      bool add_generation_prompt, std::vector<size_t>* message_ends) const {
-  // The last user message that is not a tool response (tool messages are refused, so
-  // none is); with no user message, no assistant message counts as after it.
+std::string ChatTemplate::RenderQwen3(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                      const std::vector<std::string>& tools,
+                                      std::vector<size_t>* message_ends) const {
+  // The last user message that is not a tool response written as one; with no user
+  // message, no assistant message counts as after it.
   int64_t last_query = static_cast<int64_t>(messages.size()) - 1;
   for (int64_t i = last_query; i >= 0; --i) {
     const std::string& content = messages[i].content;
@@ -307,9 +387,20 @@ std::string ChatTemplate::RenderQwen3(const std::vector<ChatMessage>& messages,
       break;
     }
   }
+  const bool has_system = !messages.empty() && messages[0].role == "system";
   std::string out;
-  for (int64_t i = 0; i < static_cast<int64_t>(messages.size()); ++i) {
+  if (!tools.empty()) {
+    absl::StrAppend(&out, "<|im_start|>system\n", has_system ? messages[0].content + "\n\n" : "",
+                    QwenToolsHeader(tools));
+    if (has_system) EndMessage(out, message_ends);
+  }
+  for (int64_t i = tools.empty() || !has_system ? 0 : 1; i < static_cast<int64_t>(messages.size()); ++i) {
     const ChatMessage& message = messages[i];
+    if (message.role == "tool") {
+      AppendQwenToolResult(messages, static_cast<size_t>(i), &out);
+      EndMessage(out, message_ends);
+      continue;
+    }
     if (message.role != "assistant") {
       absl::StrAppend(&out, "<|im_start|>", message.role, "\n", message.content, "<|im_end|>\n");
       EndMessage(out, message_ends);
@@ -319,11 +410,16 @@ std::string ChatTemplate::RenderQwen3(const std::vector<ChatMessage>& messages,
     const bool last = i + 1 == static_cast<int64_t>(messages.size());
     if (i > last_query && (last || !reasoning.empty())) {
       absl::StrAppend(&out, "<|im_start|>assistant\n<think>\n",
-                      RstripNewlines(LstripNewlines(reasoning)), "\n</think>\n\n",
-                      LstripNewlines(answer), "<|im_end|>\n");
+                      RstripNewlines(LstripNewlines(reasoning)), "\n</think>\n\n", LstripNewlines(answer));
     } else {
-      absl::StrAppend(&out, "<|im_start|>assistant\n", answer, "<|im_end|>\n");
+      absl::StrAppend(&out, "<|im_start|>assistant\n", answer);
     }
+    for (size_t call = 0; call < message.tool_calls.size(); ++call) {
+      const ChatToolCall& tool_call = message.tool_calls[call];
+      if (call > 0 || !answer.empty()) out += "\n";
+      out += QwenToolCall(tool_call, tool_call.arguments_string.value_or(tool_call.arguments_json));
+    }
+    out += "<|im_end|>\n";
     EndMessage(out, message_ends);
   }
   if (add_generation_prompt) {
@@ -364,7 +460,7 @@ std::string ChatTemplate::Describe() const {
   if (format_ == Format::kQwen3) return "qwen3";
   if (format_ == Format::kLlama31) return "llama3.1";
   if (!has_default_system_) return "chatml";
-  return absl::StrCat("chatml with default system prompt '", default_system_, "'");
+  return absl::StrCat("chatml with default system prompt '", default_system_, "'", chatml_tools_ ? ", and tools" : "");
 }
 
 }  // namespace rollout::models

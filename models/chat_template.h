@@ -26,11 +26,20 @@
 //
 // Templates these do not reproduce are refused rather than approximated: unknown
 // ones, other ChatML with reasoning (<think>: Qwen3 variants, QwQ), Llama 3.2
-// Vision (images) and other DeepSeek templates (V3, R1-0528). The caller may then name a format explicitly. Tools
-// and function calling are not supported: messages are system/user/assistant with
-// string content.
+// Vision (images) and other DeepSeek templates (V3, R1-0528). The caller may then name a format explicitly.
+//
+// Tools (function calling) render as Qwen2.5's and Qwen3's templates write them: the
+// tools' schemas in the system message ("# Tools ... <tools>\n{schema}\n</tools> ..."),
+// an assistant message's tool calls after its content as
+// <tool_call>\n{"name": "NAME", "arguments": ARGUMENTS}\n</tool_call> (arguments given
+// as a JSON string: Qwen2.5 quotes them, as its tojson does; Qwen3 writes them as is), and "tool"
+// messages (tool results) as one user turn per run of them, each result in
+// <tool_response> tags. qwen3 has them always; chatml when the template is Qwen2.5's
+// (its tool lines, with the default system message the tool header falls back to).
+// Other formats refuse tools, tool calls and tool messages rather than drop them.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -40,9 +49,21 @@
 
 namespace rollout::models {
 
+// One function call of an assistant message (OpenAI's tool_calls[i].function).
+struct ChatToolCall {
+  std::string name;
+  // The arguments as transformers' tojson writes them (models/python_json.h): an
+  // object's JSON text, or a quoted string when they were given as a JSON string.
+  std::string arguments_json;
+  // The arguments' text when they were given as a JSON string (OpenAI's format), which
+  // Qwen3's template writes as is; unset for an object.
+  std::optional<std::string> arguments_string;
+};
+
 struct ChatMessage {
-  std::string role;  // "system" | "user" | "assistant"
+  std::string role;  // "system" | "user" | "assistant" | "tool" (a tool's result)
   std::string content;
+  std::vector<ChatToolCall> tool_calls = {};  // assistant messages only
 };
 
 // A conversation rendered whole, with where each message's part of the text ends.
@@ -67,19 +88,23 @@ class ChatTemplate {
   static absl::StatusOr<ChatTemplate> Recognize(absl::string_view template_text);
 
   // The prompt for `messages`, ending with the assistant header when
-  // `add_generation_prompt`. InvalidArgument naming the message for a role other
-  // than system/user/assistant.
-  absl::StatusOr<std::string> Render(const std::vector<ChatMessage>& messages,
-                                     bool add_generation_prompt) const;
-  // Render(messages, false) with each message's end (RenderedChat): the text the
+  // `add_generation_prompt`; `tools` are the schemas the model may call, each as
+  // tojson writes it (apply_chat_template's tools). InvalidArgument naming the message
+  // for a role other than system/user/assistant/tool, tool calls on another role, or
+  // tools, tool calls or tool messages in a format that does not render them.
+  absl::StatusOr<std::string> Render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                     const std::vector<std::string>& tools = {}) const;
+  // Render(messages, false, tools) with each message's end (RenderedChat): the text the
   // template writes for the whole conversation, cut where it writes each message. Unlike
   // Render(messages[0..i]), which renders message i as the last one, this is message i
   // as the whole conversation has it (Qwen3 drops the reasoning of a reply that a user
   // message follows, and adds an empty think block to the final reply only).
-  absl::StatusOr<RenderedChat> RenderWithMessageEnds(const std::vector<ChatMessage>& messages) const;
+  absl::StatusOr<RenderedChat> RenderWithMessageEnds(const std::vector<ChatMessage>& messages,
+                                                     const std::vector<std::string>& tools = {}) const;
 
-  // "chatml", "chatml with default system prompt '...'", "llama3", "llama3.1", "qwen3",
-  // "deepseek-r1", "deepseek-r1 without <think> in the generation prompt".
+  // "chatml", "chatml with default system prompt '...'" (", and tools" when it renders
+  // them), "llama3", "llama3.1", "qwen3", "deepseek-r1", "deepseek-r1 without <think> in
+  // the generation prompt".
   std::string Describe() const;
 
   // transformers' apply_chat_template(enable_thinking=...) for Qwen3's template (true,
@@ -97,24 +122,29 @@ class ChatTemplate {
         default_system_(std::move(default_system)),
         has_default_system_(has_default_system) {}
 
+  // InvalidArgument naming the first message this format cannot render (its role, or
+  // tool calls or results where the format has no tools), or tools it cannot.
+  absl::Status CheckRenderable(const std::vector<ChatMessage>& messages, const std::vector<std::string>& tools) const;
+  bool RendersTools() const;
   // Each writes the conversation in its format and, where `message_ends` is not null,
   // pushes the text's size after each message (RenderedChat::message_ends).
   std::string RenderFormat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
-                           std::vector<size_t>* message_ends) const;
-  std::string RenderChatMl(const std::vector<ChatMessage>& messages,
-                           bool add_generation_prompt, std::vector<size_t>* message_ends) const;
+                           const std::vector<std::string>& tools, std::vector<size_t>* message_ends) const;
+  std::string RenderChatMl(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                           const std::vector<std::string>& tools, std::vector<size_t>* message_ends) const;
   std::string RenderLlama3(const std::vector<ChatMessage>& messages,
                            bool add_generation_prompt, std::vector<size_t>* message_ends) const;
   std::string RenderLlama31(const std::vector<ChatMessage>& messages,
                             bool add_generation_prompt, std::vector<size_t>* message_ends) const;
-  std::string RenderQwen3(const std::vector<ChatMessage>& messages,
-                          bool add_generation_prompt, std::vector<size_t>* message_ends) const;
+  std::string RenderQwen3(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                          const std::vector<std::string>& tools, std::vector<size_t>* message_ends) const;
   std::string RenderDeepSeekR1(const std::vector<ChatMessage>& messages,
                                bool add_generation_prompt, std::vector<size_t>* message_ends) const;
 
   Format format_;
   std::string default_system_;  // used when the first message is not a system one
   bool has_default_system_;
+  bool chatml_tools_ = false;  // chatml: the template is Qwen2.5's, tool lines included
   bool enable_thinking_ = true;
   bool dates_today_ = false;  // llama3.1: the template asks strftime_now for the date
   bool opens_think_ = true;   // deepseek-r1: the generation prompt ends in <think>\n

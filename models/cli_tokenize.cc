@@ -68,9 +68,9 @@ absl::StatusOr<json> ProcessLine(const Tokenizer& tokenizer, const TokenizeFlags
       return json{{"text", tokenizer.Decode(ids, f.skip_special_tokens)}};
     }
     case Mode::kChat: {
-      ASSIGN_OR_RETURN(std::vector<ChatMessage> messages, ParseChatMessages(value));
+      ASSIGN_OR_RETURN(const ChatPrompt chat, ParseChatPromptText(line));  // keeps the keys' order
       ASSIGN_OR_RETURN(std::string prompt,
-                       tokenizer.RenderChat(messages, /*add_generation_prompt=*/true));
+                       tokenizer.RenderChat(chat.messages, /*add_generation_prompt=*/true, chat.tools));
       return json{{"text", prompt}, {"ids", tokenizer.Encode(prompt)}};
     }
     case Mode::kEncode:

@@ -12,6 +12,7 @@ namespace rollout::models {
 //   default   {"text": "..."} or "..."          -> {"ids": [...]}
 //   --decode  {"ids": [...]} or [...]           -> {"text": "..."}
 //   --chat    {"messages": [...]} or [...]      -> {"text": prompt, "ids": [...]}
+//             ({"messages": [...], "tools": [...]} offers tools: models/json_prompt.h)
 // Blank lines are skipped. Returns 0 on success, 1 at the first bad input line (the
 // message names its number), 2 for usage errors (flags, a tokenizer that does not
 // load, --chat without a usable prompt format).

@@ -4,10 +4,13 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "common/chat_json.h"
+#include "models/python_json.h"
 
 namespace rollout::models {
 
 using nlohmann::json;
+using nlohmann::ordered_json;
 
 absl::StatusOr<std::vector<int32_t>> ParseTokenIds(const json& value) {
   const json& ids = value.is_object() && value.contains("ids") ? value.at("ids") : value;
@@ -25,23 +28,42 @@ absl::StatusOr<std::vector<int32_t>> ParseTokenIds(const json& value) {
   return out;
 }
 
-absl::StatusOr<std::vector<ChatMessage>> ParseChatMessages(const json& value) {
-  const json& messages =
-      value.is_object() && value.contains("messages") ? value.at("messages") : value;
+absl::StatusOr<ChatPrompt> ParseChatPrompt(const ordered_json& value) {
+  const bool wrapped = value.is_object() && value.contains("messages");
+  const ordered_json& messages = wrapped ? value.at("messages") : value;
   if (!messages.is_array()) {
     return absl::InvalidArgumentError("expected {\"messages\": [...]} or a JSON list of messages");
   }
-  std::vector<ChatMessage> out;
+  ChatPrompt prompt;
   for (size_t i = 0; i < messages.size(); ++i) {
-    const json& m = messages[i];
-    if (!m.is_object() || !m.contains("role") || !m.at("role").is_string() ||
-        !m.contains("content") || !m.at("content").is_string()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("messages[", i, "] is not {\"role\": string, \"content\": string}"));
+    const ordered_json& m = messages[i];
+    if (absl::Status status = CheckChatMessage(m); !status.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("messages[", i, "] ", status.message()));
     }
-    out.push_back({m.at("role").get<std::string>(), m.at("content").get<std::string>()});
+    ChatMessage message{m.at("role").get<std::string>(), ""};
+    if (const auto content = m.find("content"); content != m.end() && content->is_string()) {
+      message.content = content->get<std::string>();
+    }
+    for (const ordered_json& call : ToolCalls(m)) {
+      const ordered_json& arguments = call.at("arguments");
+      message.tool_calls.push_back({call.at("name").get<std::string>(), PythonJsonDumps(arguments),
+                                    arguments.is_string() ? std::optional(arguments.get<std::string>())
+                                                          : std::nullopt});
+    }
+    prompt.messages.push_back(std::move(message));
   }
-  return out;
+  if (wrapped && value.contains("tools")) {
+    absl::StatusOr<std::vector<ordered_json>> tools = ToolSchemas(value.at("tools"));
+    if (!tools.ok()) return absl::InvalidArgumentError(absl::StrCat("\"tools\" ", tools.status().message()));
+    for (const ordered_json& tool : *tools) prompt.tools.push_back(PythonJsonDumps(tool));
+  }
+  return prompt;
+}
+
+absl::StatusOr<ChatPrompt> ParseChatPromptText(absl::string_view text) {
+  const ordered_json value = ordered_json::parse(text.begin(), text.end(), nullptr, /*allow_exceptions=*/false);
+  if (value.is_discarded()) return absl::InvalidArgumentError("the chat prompt is not valid JSON");
+  return ParseChatPrompt(value);
 }
 
 }  // namespace rollout::models

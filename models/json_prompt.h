@@ -1,13 +1,15 @@
-// Token ids and chat messages in JSON input lines, as the JSON-lines subcommands
-// (`rollout tokenize`, `rollout generate`) accept them.
+// Token ids and chat prompts in JSON, as the JSON-lines subcommands (`rollout tokenize`,
+// `rollout generate`) take them and as the controller sends chat prompts to workers.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "models/chat_template.h"
 
 namespace rollout::models {
@@ -16,7 +18,17 @@ namespace rollout::models {
 // offending element otherwise.
 absl::StatusOr<std::vector<int32_t>> ParseTokenIds(const nlohmann::json& value);
 
-// {"messages": [{"role": ..., "content": ...}, ...]} or the bare list.
-absl::StatusOr<std::vector<ChatMessage>> ParseChatMessages(const nlohmann::json& value);
+// A conversation and the tools it offers the model (ChatTemplate::Render's arguments).
+struct ChatPrompt {
+  std::vector<ChatMessage> messages;
+  std::vector<std::string> tools;  // each schema as tojson writes it (python_json.h)
+};
+
+// {"messages": [...], "tools": [...]} ("tools" optional) or the bare list of messages,
+// in common/chat_json.h's shapes; InvalidArgument naming the message or the tools
+// otherwise.
+absl::StatusOr<ChatPrompt> ParseChatPrompt(const nlohmann::ordered_json& value);
+// The same of JSON text; InvalidArgument for text that is not JSON.
+absl::StatusOr<ChatPrompt> ParseChatPromptText(absl::string_view text);
 
 }  // namespace rollout::models

@@ -159,20 +159,22 @@ int32_t Tokenizer::TokenToId(absl::string_view token) const {
   return it != added_token_ids_.end() ? it->second : bpe_->TokenToId(token);
 }
 
-absl::StatusOr<std::string> Tokenizer::RenderChat(const std::vector<ChatMessage>& messages,
-                                                  bool add_generation_prompt) const {
+absl::StatusOr<std::string> Tokenizer::RenderChat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                                  const std::vector<std::string>& tools) const {
   if (!chat_template_.ok()) return chat_template_.status();
-  return chat_template_->Render(messages, add_generation_prompt);
+  return chat_template_->Render(messages, add_generation_prompt, tools);
 }
 
-absl::StatusOr<RenderedChat> Tokenizer::RenderChatWithMessageEnds(const std::vector<ChatMessage>& messages) const {
+absl::StatusOr<RenderedChat> Tokenizer::RenderChatWithMessageEnds(const std::vector<ChatMessage>& messages,
+                                                                  const std::vector<std::string>& tools) const {
   if (!chat_template_.ok()) return chat_template_.status();
-  return chat_template_->RenderWithMessageEnds(messages);
+  return chat_template_->RenderWithMessageEnds(messages, tools);
 }
 
 absl::StatusOr<std::vector<int32_t>> Tokenizer::EncodeChat(const std::vector<ChatMessage>& messages,
-                                                           bool add_generation_prompt) const {
-  ASSIGN_OR_RETURN(std::string prompt, RenderChat(messages, add_generation_prompt));
+                                                           bool add_generation_prompt,
+                                                           const std::vector<std::string>& tools) const {
+  ASSIGN_OR_RETURN(std::string prompt, RenderChat(messages, add_generation_prompt, tools));
   return Encode(prompt);
 }
 

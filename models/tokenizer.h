@@ -92,17 +92,19 @@ class Tokenizer {
   std::optional<int32_t> pad_token_id() const { return pad_token_id_; }
   std::optional<int32_t> bos_token_id() const { return bos_token_id_; }
 
-  // The chat prompt for `messages` (see chat_template.h). FailedPrecondition when the
-  // model has no chat template and no format was given; the recognition error when
-  // its template is not supported.
-  absl::StatusOr<std::string> RenderChat(const std::vector<ChatMessage>& messages,
-                                         bool add_generation_prompt = true) const;
+  // The chat prompt for `messages`, offering `tools` (see chat_template.h).
+  // FailedPrecondition when the model has no chat template and no format was given; the
+  // recognition error when its template is not supported.
+  absl::StatusOr<std::string> RenderChat(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true,
+                                         const std::vector<std::string>& tools = {}) const;
   // ChatTemplate::RenderWithMessageEnds with RenderChat's errors: the whole
   // conversation's text and where each message's part ends.
-  absl::StatusOr<RenderedChat> RenderChatWithMessageEnds(const std::vector<ChatMessage>& messages) const;
+  absl::StatusOr<RenderedChat> RenderChatWithMessageEnds(const std::vector<ChatMessage>& messages,
+                                                         const std::vector<std::string>& tools = {}) const;
   // Encode(RenderChat(...)) without added special tokens (the template has them).
   absl::StatusOr<std::vector<int32_t>> EncodeChat(const std::vector<ChatMessage>& messages,
-                                                  bool add_generation_prompt = true) const;
+                                                  bool add_generation_prompt = true,
+                                                  const std::vector<std::string>& tools = {}) const;
 
  private:
   Tokenizer(TokenizerSpec spec, std::unique_ptr<ByteLevelBpe> bpe);

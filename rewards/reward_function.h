@@ -13,7 +13,7 @@ namespace rollout::rewards {
 
 struct RewardInput {
   std::string data_source;   // e.g. "openai/gsm8k"
-  std::string prompt;        // the rendered prompt text (may be empty)
+  std::string prompt;        // the dataset's prompt: its text, or a chat prompt's JSON (controller/dataset.h)
   std::string response;      // the decoded response
   std::string ground_truth;  // the dataset's reference answer, as text
   std::string extra_info;    // a JSON object as text, or empty

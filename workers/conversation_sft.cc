@@ -24,9 +24,10 @@ size_t SharedPrefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b
 // What the chat template writes after `earlier` to open the assistant's turn: the
 // generation prompt less the conversation before it.
 absl::StatusOr<std::string> GenerationPrompt(const models::Tokenizer& tokenizer,
-                                             const std::vector<models::ChatMessage>& earlier) {
-  ASSIGN_OR_RETURN(const std::string without, tokenizer.RenderChat(earlier, /*add_generation_prompt=*/false));
-  ASSIGN_OR_RETURN(std::string with, tokenizer.RenderChat(earlier, /*add_generation_prompt=*/true));
+                                             const std::vector<models::ChatMessage>& earlier,
+                                             const std::vector<std::string>& tools) {
+  ASSIGN_OR_RETURN(const std::string without, tokenizer.RenderChat(earlier, /*add_generation_prompt=*/false, tools));
+  ASSIGN_OR_RETURN(std::string with, tokenizer.RenderChat(earlier, /*add_generation_prompt=*/true, tools));
   ROLLOUT_CHECK(absl::StartsWith(with, without)) << "a generation prompt that rewrites the conversation before it";
   return with.substr(without.size());
 }
@@ -34,12 +35,13 @@ absl::StatusOr<std::string> GenerationPrompt(const models::Tokenizer& tokenizer,
 }  // namespace
 
 absl::StatusOr<Conversation> ParseConversation(const std::string& json_text, const std::string& where) {
-  const nlohmann::json messages = nlohmann::json::parse(json_text, nullptr, /*allow_exceptions=*/false);
+  const nlohmann::ordered_json messages =
+      nlohmann::ordered_json::parse(json_text, nullptr, /*allow_exceptions=*/false);
   if (!messages.is_array()) return absl::InvalidArgumentError(absl::StrCat(where, ": not a JSON list of chat messages"));
   Conversation conversation;
-  absl::StatusOr<std::vector<models::ChatMessage>> parsed = models::ParseChatMessages(messages);
+  absl::StatusOr<models::ChatPrompt> parsed = models::ParseChatPrompt(messages);
   if (!parsed.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ": ", parsed.status().message()));
-  conversation.messages = *std::move(parsed);
+  conversation.messages = std::move(parsed->messages);
   for (size_t i = 0; i < conversation.messages.size(); ++i) {
     absl::StatusOr<bool> trains = MessageTrains(messages[i]);
     if (!trains.ok()) {
@@ -56,7 +58,7 @@ absl::StatusOr<ConversationTokens> EncodeConversation(const models::Tokenizer& t
   const auto context = [&](const absl::Status& status) {
     return absl::Status(status.code(), absl::StrCat(where, ": ", status.message()));
   };
-  absl::StatusOr<models::RenderedChat> rendered = tokenizer.RenderChatWithMessageEnds(messages);
+  absl::StatusOr<models::RenderedChat> rendered = tokenizer.RenderChatWithMessageEnds(messages, conversation.tools);
   if (!rendered.ok()) return context(rendered.status());
   const absl::string_view text = rendered->text;
   ConversationTokens tokens;
@@ -66,7 +68,8 @@ absl::StatusOr<ConversationTokens> EncodeConversation(const models::Tokenizer& t
     const std::vector<int32_t> ids = tokenizer.Encode(text.substr(start, end - start));
     size_t header = ids.size();  // untrained messages: no token counts
     if (conversation.trained[i] == 1) {
-      absl::StatusOr<std::string> opening = GenerationPrompt(tokenizer, {messages.begin(), messages.begin() + i});
+      absl::StatusOr<std::string> opening =
+          GenerationPrompt(tokenizer, {messages.begin(), messages.begin() + i}, conversation.tools);
       if (!opening.ok()) return context(opening.status());
       header = SharedPrefix(ids, tokenizer.Encode(*opening));
     }

@@ -28,12 +28,13 @@ namespace rollout::workers {
 
 struct Conversation {
   std::vector<models::ChatMessage> messages;
-  std::vector<uint8_t> trained;  // per message: 1 where the loss counts its tokens
+  std::vector<uint8_t> trained;    // per message: 1 where the loss counts its tokens
+  std::vector<std::string> tools = {};  // the schemas the system message offers (chat_template.h)
 };
 
-// Chat messages as JSON text (a list of {"role": ..., "content": ...}), each trained as
-// its marks say (common/chat_training_marks.h). InvalidArgument naming `where` and the
-// message for anything else.
+// Chat messages as JSON text (a list of common/chat_json.h's messages), each trained as
+// its marks say (common/chat_training_marks.h), without tools. InvalidArgument naming
+// `where` and the message for anything else.
 absl::StatusOr<Conversation> ParseConversation(const std::string& json_text, const std::string& where);
 
 struct ConversationTokens {

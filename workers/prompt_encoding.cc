@@ -2,7 +2,6 @@
 
 #include <ATen/ATen.h>
 
-#include <nlohmann/json.hpp>
 #include <numeric>
 #include <utility>
 
@@ -67,12 +66,12 @@ absl::StatusOr<std::vector<int32_t>> EncodeWholePrompt(const models::Tokenizer& 
                                                        const std::string& where) {
   std::vector<int32_t> ids;
   if (is_chat) {
-    const nlohmann::json messages = nlohmann::json::parse(prompt, nullptr, /*allow_exceptions=*/false);
-    absl::StatusOr<std::vector<models::ChatMessage>> parsed = models::ParseChatMessages(messages);
+    absl::StatusOr<models::ChatPrompt> parsed = models::ParseChatPromptText(prompt);
     if (!parsed.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(where, ": ", parsed.status().message()));
     }
-    absl::StatusOr<std::vector<int32_t>> encoded = tokenizer.EncodeChat(*parsed);
+    absl::StatusOr<std::vector<int32_t>> encoded =
+        tokenizer.EncodeChat(parsed->messages, /*add_generation_prompt=*/true, parsed->tools);
     if (!encoded.ok()) {
       return absl::Status(encoded.status().code(), absl::StrCat(where, ": ", encoded.status().message()));
     }

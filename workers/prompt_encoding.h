@@ -29,9 +29,9 @@ struct PromptEncoding {
 std::string PromptTruncation(const std::string& truncation);
 std::string ResponseTruncation(const std::string& truncation);
 
-// `prompt` is raw text when `is_chat` is false (encoded as is, no template), else a JSON
-// array of {"role", "content"} rendered with the model's chat template and the
-// assistant header. InvalidArgument naming `where` for bad messages or, with
+// `prompt` is raw text when `is_chat` is false (encoded as is, no template), else chat
+// messages as JSON (models/json_prompt.h: a list, or {"messages", "tools"}) rendered with
+// the model's chat template and the assistant header. InvalidArgument naming `where` for bad messages or, with
 // truncation "error", a prompt that is too long.
 absl::StatusOr<std::vector<int32_t>> EncodePrompt(const models::Tokenizer& tokenizer,
                                                   const std::string& prompt, bool is_chat,

@@ -3,7 +3,6 @@
 #include <ATen/ATen.h>
 
 #include <algorithm>
-#include <nlohmann/json.hpp>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
@@ -22,11 +21,11 @@ absl::StatusOr<std::vector<int32_t>> RenderRow(const models::Tokenizer& target, 
   if (format != "chat") {
     return absl::InvalidArgumentError(absl::StrCat(where, ": prompt_format '", format, "'; expected text or chat"));
   }
-  const nlohmann::json messages = nlohmann::json::parse(prompt, nullptr, /*allow_exceptions=*/false);
-  absl::StatusOr<std::vector<models::ChatMessage>> chat = models::ParseChatMessages(messages);
+  absl::StatusOr<models::ChatPrompt> chat = models::ParseChatPromptText(prompt);
   if (!chat.ok()) return absl::InvalidArgumentError(absl::StrCat(where, ": ", chat.status().message()));
-  chat->push_back({"assistant", response});
-  absl::StatusOr<std::vector<int32_t>> ids = target.EncodeChat(*chat, /*add_generation_prompt=*/false);
+  chat->messages.push_back({"assistant", response});
+  absl::StatusOr<std::vector<int32_t>> ids =
+      target.EncodeChat(chat->messages, /*add_generation_prompt=*/false, chat->tools);
   if (!ids.ok()) {
     return absl::InvalidArgumentError(
         absl::StrCat(where, ": the reward model's chat template: ", ids.status().message()));

@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <limits>
 
-#include <nlohmann/json.hpp>
-
 #include "absl/strings/str_cat.h"
 #include "common/check.h"
 #include "common/status_macros.h"
@@ -40,12 +38,12 @@ absl::StatusOr<SftRowTokens> MessagesResponseRow(const models::Tokenizer& tokeni
   if (rows.formats[i] != "chat") {
     return absl::InvalidArgumentError(absl::StrCat(where, ": a messages response needs a chat prompt"));
   }
-  absl::StatusOr<std::vector<models::ChatMessage>> prompt =
-      models::ParseChatMessages(nlohmann::json::parse(rows.prompts[i], nullptr, /*allow_exceptions=*/false));
+  absl::StatusOr<models::ChatPrompt> prompt = models::ParseChatPromptText(rows.prompts[i]);
   if (!prompt.ok()) return absl::InvalidArgumentError(absl::StrCat(where, " (prompt): ", prompt.status().message()));
   ASSIGN_OR_RETURN(Conversation conversation, ParseConversation(rows.responses[i], where + " (response)"));
-  conversation.messages.insert(conversation.messages.begin(), prompt->begin(), prompt->end());
-  conversation.trained.insert(conversation.trained.begin(), prompt->size(), 0);
+  conversation.messages.insert(conversation.messages.begin(), prompt->messages.begin(), prompt->messages.end());
+  conversation.trained.insert(conversation.trained.begin(), prompt->messages.size(), 0);
+  conversation.tools = std::move(prompt->tools);
   return ConversationSftRow(tokenizer, conversation, encoding, max_response_length, where);
 }
 

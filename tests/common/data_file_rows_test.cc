@@ -20,13 +20,13 @@ TEST(DataFileRows, JsonLinesAreOneObjectANonBlankLine) {
   ASSERT_TRUE(rows.ok()) << rows.status();
   ASSERT_EQ(rows->size(), 4u);
   EXPECT_EQ((*rows)[0].where, path + ":1");
-  EXPECT_EQ((*rows)[0].object.value(), nlohmann::json({{"a", 1}}));
+  EXPECT_EQ((*rows)[0].object.value(), nlohmann::ordered_json({{"a", 1}}));
   EXPECT_EQ((*rows)[1].where, path + ":4");
   EXPECT_EQ((*rows)[1].object.status().message(), "not a JSON object but array");
   EXPECT_EQ((*rows)[2].where, path + ":5");
   EXPECT_THAT(std::string((*rows)[2].object.status().message()), HasSubstr("not valid JSON (error at column"));
   EXPECT_EQ((*rows)[3].where, path + ":6");  // no newline after the last line
-  EXPECT_EQ((*rows)[3].object.value(), nlohmann::json({{"c", "x"}}));
+  EXPECT_EQ((*rows)[3].object.value(), nlohmann::ordered_json({{"c", "x"}}));
 }
 
 TEST(DataFileRows, ParquetRowsAreThoseItsWriterReadsNumberedFromOne) {

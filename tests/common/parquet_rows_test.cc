@@ -17,7 +17,7 @@
 namespace rollout::parquet {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // rows keep the schema's key order
 using ::testing::HasSubstr;
 
 std::string Fixture(const std::string& name) {

@@ -49,7 +49,7 @@ TEST(PromptDataset, LoadsTextPromptsWithAllFields) {
   EXPECT_EQ(dataset.skipped_rows, 0);
 }
 
-TEST(PromptDataset, KeepsChatMessagesAsTheirJsonArray) {
+TEST(PromptDataset, KeepsChatMessagesAsTheirJsonArrayInTheFilesKeyOrder) {
   const Dataset<PromptExample> dataset =
       LoadPrompts(R"({"prompt": [{"role": "system", "content": "Be brief."}, )"
                   R"({"role": "user", "content": "2+2?"}], "ground_truth": "4"})")
@@ -57,7 +57,7 @@ TEST(PromptDataset, KeepsChatMessagesAsTheirJsonArray) {
   ASSERT_EQ(dataset.examples.size(), 1u);
   EXPECT_EQ(dataset.examples[0].prompt.format, Prompt::Format::kChat);
   EXPECT_EQ(dataset.examples[0].prompt.content,
-            R"([{"content":"Be brief.","role":"system"},{"content":"2+2?","role":"user"}])");
+            R"([{"role":"system","content":"Be brief."},{"role":"user","content":"2+2?"}])");
 }
 
 TEST(PromptDataset, ReadsVerlLayoutWithConfiguredKeys) {
@@ -76,7 +76,7 @@ TEST(PromptDataset, ReadsVerlLayoutWithConfiguredKeys) {
   EXPECT_EQ(example.data_source, "openai/gsm8k");
   EXPECT_EQ(example.ground_truth, "72");
   EXPECT_EQ(example.prompt.format, Prompt::Format::kChat);
-  EXPECT_EQ(example.extra_info, R"({"index":0,"split":"train"})");
+  EXPECT_EQ(example.extra_info, R"({"split":"train","index":0})");
 }
 
 TEST(PromptDataset, KeepsNonStringGroundTruthsAsJsonText) {
@@ -88,7 +88,7 @@ TEST(PromptDataset, KeepsNonStringGroundTruthsAsJsonText) {
           "\n")
           .value();
   ASSERT_EQ(dataset.examples.size(), 2u);
-  EXPECT_EQ(dataset.examples[0].ground_truth, R"({"numbers":[44,19,35],"target":98})");
+  EXPECT_EQ(dataset.examples[0].ground_truth, R"({"target":98,"numbers":[44,19,35]})");
   EXPECT_EQ(dataset.examples[1].ground_truth, "47");
 }
 
@@ -135,9 +135,15 @@ TEST(PromptDataset, BadRowsAreErrorsNamingFileAndLine) {
       {R"({"prompt": [], "ground_truth": "g"})",
        "rows.jsonl:3: \"prompt\" is an empty list of chat messages"},
       {R"({"prompt": [{"role": "user"}], "ground_truth": "g"})",
-       "rows.jsonl:3: \"prompt\" message 0 is not {\"role\": string, \"content\": string}"},
-      {R"({"prompt": [{"role": "user", "content": "q"}, {"role": "tool", "content": "42"}], "ground_truth": "g"})",
-       "rows.jsonl:3: \"prompt\" message 1 has role 'tool'; supported roles are system, user and assistant (no tools)"},
+       "rows.jsonl:3: \"prompt\" message 0 has no string \"content\" (only a message making tool calls may leave it "
+       "null)"},
+      {R"({"prompt": [{"role": "user", "content": "q"}, {"role": "function", "content": "42"}], "ground_truth": "g"})",
+       "rows.jsonl:3: \"prompt\" message 1 has role 'function'; supported roles are system, user, assistant and tool"},
+      {R"({"prompt": [{"role": "user", "content": "q"}], "tools": {"name": "f"}, "ground_truth": "g"})",
+       "rows.jsonl:3: \"tools\" must be a list of tool schemas, not object"},
+      {R"({"prompt": "q", "tools": [{"name": "f"}], "ground_truth": "g"})",
+       "rows.jsonl:3: \"tools\" offers tools, but the prompt is text, which no chat template renders "
+       "(data.text_prompts=user_message makes it a chat)"},
       {R"({"prompt": "p"})", "rows.jsonl:3: no ground truth"},
       {R"({"prompt": "p", "reward_model": "72"})",
        "rows.jsonl:3: \"reward_model\" must be an object, not string"},
@@ -339,8 +345,43 @@ TEST(PromptDataset, TextPromptsAsUserMessagesBecomeOneUserMessage) {
           .value();
   ASSERT_EQ(dataset.examples.size(), 2u);
   EXPECT_EQ(dataset.examples[0].prompt.format, Prompt::Format::kChat);
-  EXPECT_EQ(dataset.examples[0].prompt.content, R"([{"content":"2+2=","role":"user"}])");
-  EXPECT_EQ(dataset.examples[1].prompt.content, R"([{"content":"Be brief.","role":"system"}])");
+  EXPECT_EQ(dataset.examples[0].prompt.content, R"([{"role":"user","content":"2+2="}])");
+  EXPECT_EQ(dataset.examples[1].prompt.content, R"([{"role":"system","content":"Be brief."}])");
+}
+
+// TRL's "tools" column (verl's data.multiturn.tools_key): a chat prompt carries the
+// row's tool schemas, in the file's key order, to the chat template; tool calls and
+// tool results are messages like others.
+TEST(Dataset, ChatRowsCarryTheirToolsInTheirPrompt) {
+  TempDir dir("dataset");
+  DatasetOptions options;
+  options.tools_key = "functions";
+  const std::string prompts = dir.Write(
+      "prompts.jsonl",
+      R"({"prompt": [{"role": "user", "content": "2+3?"}], "functions": [{"name": "add", "b": 1, "a": 2}], "ground_truth": "5"})"
+      "\n"
+      R"({"prompt": [{"role": "user", "content": "hi"}], "functions": "[{\"name\": \"f\"}]", "ground_truth": "5"})"
+      "\n"
+      R"({"prompt": [{"role": "user", "content": "hi"}], "functions": null, "ground_truth": "5"})");
+  const Dataset<PromptExample> loaded = LoadPromptDataset({prompts}, options).value();
+  ASSERT_EQ(loaded.examples.size(), 3u);
+  EXPECT_EQ(loaded.examples[0].prompt.content,
+            R"({"messages":[{"role":"user","content":"2+3?"}],"tools":[{"name":"add","b":1,"a":2}]})");
+  EXPECT_EQ(loaded.examples[1].prompt.content, R"({"messages":[{"role":"user","content":"hi"}],"tools":[{"name":"f"}]})");
+  EXPECT_EQ(loaded.examples[2].prompt.content, R"([{"role":"user","content":"hi"}])");
+
+  const std::string chats = dir.Write(
+      "chats.jsonl",
+      R"({"messages": [{"role": "user", "content": "2+3?"}, {"role": "assistant", "content": null, )"
+      R"("tool_calls": [{"type": "function", "function": {"name": "add", "arguments": {"a": 2, "b": 3}}}]}, )"
+      R"({"role": "tool", "content": "5"}, {"role": "assistant", "content": "5"}], "functions": [{"name": "add"}]})");
+  const Dataset<SftExample> conversations = LoadConversationDataset({chats}, options).value();
+  ASSERT_EQ(conversations.examples.size(), 1u);
+  EXPECT_EQ(conversations.examples[0].prompt.content,
+            R"({"messages":[{"role":"user","content":"2+3?"}],"tools":[{"name":"add"}]})");
+  EXPECT_EQ(conversations.examples[0].response.content,
+            R"([{"role":"assistant","content":null,"tool_calls":[{"type":"function","function":{"name":"add",)"
+            R"("arguments":{"a":2,"b":3}}}]},{"role":"tool","content":"5"},{"role":"assistant","content":"5"}])");
 }
 
 TEST(ConversationDataset, LoadsMessagesUnderTheMessagesKey) {
@@ -352,9 +393,9 @@ TEST(ConversationDataset, LoadsMessagesUnderTheMessagesKey) {
   const Dataset<SftExample> dataset = LoadConversationDataset({path}, options).value();
   ASSERT_EQ(dataset.examples.size(), 1u);
   EXPECT_EQ(dataset.examples[0].prompt.format, Prompt::Format::kChat);
-  EXPECT_EQ(dataset.examples[0].prompt.content, R"([{"content":"hi","role":"user"}])");
+  EXPECT_EQ(dataset.examples[0].prompt.content, R"([{"role":"user","content":"hi"}])");
   EXPECT_EQ(dataset.examples[0].response.format, Response::Format::kMessages);
-  EXPECT_EQ(dataset.examples[0].response.content, R"([{"content":"hello","role":"assistant"}])");
+  EXPECT_EQ(dataset.examples[0].response.content, R"([{"role":"assistant","content":"hello"}])");
   EXPECT_EQ(dataset.examples[0].where, path + ":1");
 }
 
@@ -366,7 +407,7 @@ TEST(SftDataset, AResponseMayBeChatMessagesAfterAChatPrompt) {
   const Dataset<SftExample> dataset = LoadSftDataset({path}, {}).value();
   ASSERT_EQ(dataset.examples.size(), 1u);
   EXPECT_EQ(dataset.examples[0].response.format, Response::Format::kMessages);
-  EXPECT_EQ(dataset.examples[0].response.content, R"([{"content":"hello","role":"assistant"}])");
+  EXPECT_EQ(dataset.examples[0].response.content, R"([{"role":"assistant","content":"hello"}])");
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"prompt": "hi", "response": [{"role": "assistant", "content": "hello"}]})",
        ":1: \"response\" is chat messages, which continue a chat prompt, but the prompt is text"},
@@ -390,9 +431,9 @@ TEST(ConversationDataset, BadConversationsAreNamedByFileAndLine) {
       {R"({"messages": "hi"})", ":1: \"messages\" must be a list of chat messages, not string"},
       {R"({"messages": []})", ":1: \"messages\" is an empty list of chat messages"},
       {R"({"messages": [{"role": "user", "content": 1}]})",
-       ":1: \"messages\" message 0 is not {\"role\": string, \"content\": string}"},
+       ":1: \"messages\" message 0 has no string \"content\" (only a message making tool calls may leave it null)"},
       {R"({"messages": [{"role": "user", "content": "q"}, {"role": "function", "content": "f"}, {"role": "assistant", "content": "a"}]})",
-       ":1: \"messages\" message 1 has role 'function'; supported roles are system, user and assistant (no tools)"},
+       ":1: \"messages\" message 1 has role 'function'; supported roles are system, user, assistant and tool"},
       {R"({"messages": [{"role": "user", "content": "hi"}]})", ":1: \"messages\" has no assistant message to train on"},
       // The marks of messages to train on, or not (verl's trainable, OpenAI's weight).
       {R"({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": "a", "trainable": false}]})",
@@ -434,10 +475,10 @@ TEST(PreferenceDataset, ConversationalRowsWithAndWithoutAPrompt) {
   ASSERT_EQ(dataset.examples.size(), 2u);
   for (const PreferenceExample& example : dataset.examples) {
     EXPECT_EQ(example.prompt.format, Prompt::Format::kChat);
-    EXPECT_EQ(example.prompt.content, R"([{"content":"2+2?","role":"user"}])");
+    EXPECT_EQ(example.prompt.content, R"([{"role":"user","content":"2+2?"}])");
     EXPECT_EQ(example.chosen.format, Response::Format::kMessages);
-    EXPECT_EQ(example.chosen.content, R"([{"content":"4","role":"assistant"}])");
-    EXPECT_EQ(example.rejected.content, R"([{"content":"5","role":"assistant"}])");
+    EXPECT_EQ(example.chosen.content, R"([{"role":"assistant","content":"4"}])");
+    EXPECT_EQ(example.rejected.content, R"([{"role":"assistant","content":"5"}])");
   }
   const std::vector<std::pair<std::string, std::string>> cases = {
       {R"({"prompt": [{"role": "user", "content": "q"}], "chosen": "4", "rejected": [{"role": "assistant", "content": "5"}]})",

@@ -3,13 +3,15 @@
 // fixture's tokenizer and Qwen3's chat template for the model, tests/data/gsm8k_tiny.jsonl
 // to train on, everything else as the recipe says — in particular its
 // data.apply_chat_template_kwargs.enable_thinking: false, which must reach the rollout's
-// prompts.
+// prompts, as must the tools each row offers (a "tools" column, TRL's).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/file_util.h"
 #include "tests/e2e/rollout_run.h"
 #include "tests/support/temp_dir.h"
@@ -39,18 +41,36 @@ void WriteTinyQwen3(const std::string& dir) {
                   .ok());
 }
 
-TEST(Qwen3Recipe, TrainsTwoStepsOnTheCpuWithThinkingOff) {
+// tests/data/gsm8k_tiny.jsonl with a tool schema on every row, its keys in an order
+// that sorting would change; the schema as the template writes it is returned.
+std::string WriteRowsWithTools(const std::string& path) {
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  const nlohmann::ordered_json tool = nlohmann::ordered_json::parse(
+      R"({"type": "function", "function": {"name": "calc", "parameters": {"type": "object"}}})");
+  std::string rows;
+  for (const absl::string_view line : absl::StrSplit(ReadFile(source + "/tests/data/gsm8k_tiny.jsonl").value(), '\n')) {
+    if (line.empty()) continue;
+    nlohmann::ordered_json row = nlohmann::ordered_json::parse(line);
+    row["tools"] = nlohmann::ordered_json::array({tool});
+    absl::StrAppend(&rows, row.dump(), "\n");
+  }
+  EXPECT_TRUE(WriteFileAtomically(path, rows).ok());
+  return R"({"type": "function", "function": {"name": "calc", "parameters": {"type": "object"}}})";
+}
+
+TEST(Qwen3Recipe, TrainsTwoStepsOnTheCpuWithThinkingOffAndTheRowsTools) {
   testing::TempDir dir("qwen3_recipe_e2e");
   WriteTinyQwen3(dir.Path("model"));
   const std::string source = ROLLOUT_SOURCE_DIR;
+  const std::string tool = WriteRowsWithTools(dir.Path("gsm8k_tools.jsonl"));
   const testing::CommandResult train = RolloutIn(
       dir.path(),
       {"train", source + "/recipes/grpo_gsm8k_qwen3_0.6b.yaml",
-       "data.train_files=[" + source + "/tests/data/gsm8k_tiny.jsonl]", "data.val_files=[]",
+       "data.train_files=[" + dir.Path("gsm8k_tools.jsonl") + "]", "data.val_files=[]",
        "actor.model.path=" + dir.Path("model"), "trainer.device=cpu", "actor.model.dtype=float32",
        "rollout.dtype=float32", "rollout.cpu_kv_cache_gib=0.05", "data.train_batch_size=4",
        "actor.ppo_mini_batch_size=2", "actor.ppo_micro_batch_size_per_gpu=2", "rollout.n=2",
-       "data.max_prompt_length=256", "data.max_response_length=8", "trainer.total_training_steps=2",
+       "data.max_prompt_length=1024", "data.max_response_length=8", "trainer.total_training_steps=2",
        "trainer.save_freq=-1", "trainer.logger=[console,jsonl]", "trainer.rollout_data_dir=dumps"});
   ASSERT_EQ(train.exit_code, 0) << train.output;
 
@@ -60,13 +80,17 @@ TEST(Qwen3Recipe, TrainsTwoStepsOnTheCpuWithThinkingOff) {
     EXPECT_TRUE(metrics.contains("actor/kl_loss")) << metrics.dump();
     EXPECT_GT(metrics["actor/grad_norm"].get<double>(), 0) << metrics.dump();
   }
-  // The prompts the rollout generated from, decoded: Qwen3's generation prompt with the
-  // empty think block that enable_thinking: false adds.
+  // The prompts the rollout generated from, decoded: the row's tool in the system
+  // message, and Qwen3's generation prompt with the empty think block that
+  // enable_thinking: false adds.
   const auto dumped = ReadJsonLines(dir.Path("dumps/1.jsonl"));
   ASSERT_EQ(dumped.size(), 8u);  // 4 prompts x 2 responses
   for (const nlohmann::json& line : dumped) {
     EXPECT_TRUE(absl::EndsWith(line["input"].get<std::string>(), "assistant\n<think>\n\n</think>\n\n"))
         << line["input"];
+    EXPECT_THAT(line["input"].get<std::string>(),
+                ::testing::StartsWith("system\n# Tools\n\nYou may call one or more functions"));  // specials left out
+    EXPECT_THAT(line["input"].get<std::string>(), ::testing::HasSubstr("<tools>\n" + tool + "\n</tools>"));
   }
 }
 

@@ -15,7 +15,8 @@ namespace {
 
 using ::testing::HasSubstr;
 
-// Qwen2.5-Instruct's template, with the tool parts cut short.
+// Qwen2.5-Instruct's template, with the tool parts cut short (so it renders no tools;
+// the whole template is tests/data/qwen2.5_chat_template.jinja).
 constexpr char kQwen25Template[] = R"tpl({%- if tools %}
     {{- '<|im_start|>system\n' }}
     {%- if messages[0]['role'] == 'system' %}
@@ -273,13 +274,14 @@ TEST(ChatTemplate, FormatNamesChooseTheirFormats) {
   EXPECT_THAT(unknown.status().message(), HasSubstr("'vicuna'"));
 }
 
-TEST(ChatTemplate, RoleOtherThanSystemUserAssistantIsRefused) {
+// Tool results are refused by formats without tools (tests/models/chat_tools_test.cc).
+TEST(ChatTemplate, RoleOtherThanSystemUserAssistantToolIsRefused) {
   absl::StatusOr<std::string> text =
-      ChatTemplate::FromFormatName("chatml")->Render({{"user", "Hi"}, {"tool", "42"}}, true);
+      ChatTemplate::FromFormatName("chatml")->Render({{"user", "Hi"}, {"ipython", "42"}}, true);
   EXPECT_EQ(text.status().code(), absl::StatusCode::kInvalidArgument);
-  EXPECT_THAT(text.status().message(), HasSubstr("message 1 has role 'tool'"));
+  EXPECT_THAT(text.status().message(), HasSubstr("message 1 has role 'ipython'"));
   EXPECT_THAT(ChatTemplate::FromFormatName("chatml")->RenderWithMessageEnds({{"tool", "42"}}).status().message(),
-              HasSubstr("message 0 has role 'tool'"));
+              HasSubstr("message 0 is a tool result"));
 }
 
 // Each message's part of a whole conversation's text: text[ends[i - 1], ends[i]).

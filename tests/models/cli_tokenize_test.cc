@@ -81,7 +81,7 @@ TEST(RolloutTokenize, BadLineStopsWithItsNumberAndExitOne) {
   Result chat =
       RunTokenize(With(kFixture, "--chat"), "[{\"role\": \"tool\", \"content\": \"x\"}]\n");
   EXPECT_EQ(chat.exit_code, 1);
-  EXPECT_THAT(chat.output, HasSubstr("line 1: message 0 has role 'tool'"));
+  EXPECT_THAT(chat.output, HasSubstr("line 1: message 0 is a tool result; the chatml prompt format does not render tools"));
 }
 
 TEST(RolloutTokenize, UsageErrorsExitTwo) {

@@ -96,7 +96,7 @@ TEST(EncodeConversation, TheTemplatesErrorsNameTheRow) {
   EXPECT_THAT(EncodeConversation(*tokenizer, EveryReplyTrained({{"user", "hi"}, {"tool", "42"}}), "sft row 2")
                   .status()
                   .message(),
-              HasSubstr("sft row 2: message 1 has role 'tool'"));
+              HasSubstr("sft row 2: message 1 is a tool result; the chatml prompt format does not render tools"));
 }
 
 TEST(BuildSftBatch, AMessagesResponsesPromptEndsWhereTheFirstReplyStartsAndTheLossSkipsLaterUserTurns) {
@@ -119,6 +119,37 @@ TEST(BuildSftBatch, AMessagesResponsesPromptEndsWhereTheFirstReplyStartsAndTheLo
   EXPECT_EQ(batch.response_mask.sum().item<int64_t>(),
             std::count(tokens.counted.begin(), tokens.counted.end(), 1));
   EXPECT_LT(batch.response_mask.sum().item<int64_t>(), rest);  // the second user turn is not counted
+}
+
+// A conversation with tools (TRL's "tools" column on a prompt): the prompt's tools are
+// written into the system message, the assistant's tool calls train, the tool results
+// (a user turn) do not.
+TEST(BuildSftBatch, ToolCallsTrainAndToolResultsDoNot) {
+  const auto qwen3 = Fixture("qwen3");
+  SftRows rows;
+  rows.prompts = {R"({"messages": [{"role": "user", "content": "2+3?"}], "tools": [{"name": "add", "b": 0, "a": 0}]})"};
+  rows.formats = {"chat"};
+  rows.responses = {R"([{"role": "assistant", "content": null, "tool_calls": [{"type": "function", "function": )"
+                    R"({"name": "add", "arguments": {"a": 2, "b": 3}}}]}, {"role": "tool", "content": "5"}, )"
+                    R"({"role": "assistant", "content": "It is 5."}])"};
+  rows.response_formats = {"messages"};
+  PromptEncoding encoding;
+  encoding.max_prompt_length = 400;
+  const PolicyBatch batch = BuildSftBatch(*qwen3, rows, encoding, 200).value();
+  std::vector<int32_t> prompt, counted;
+  for (int64_t t = 0; t < batch.input_ids.size(1) - batch.responses.size(1); ++t) {
+    if (batch.attention_mask[0][t].item<int64_t>() == 1) prompt.push_back(batch.input_ids[0][t].item<int32_t>());
+  }
+  for (int64_t t = 0; t < batch.responses.size(1); ++t) {
+    if (batch.response_mask[0][t].item<int64_t>() == 1) counted.push_back(batch.responses[0][t].item<int32_t>());
+  }
+  EXPECT_THAT(qwen3->Decode(prompt), HasSubstr("<tools>\n{\"name\": \"add\", \"b\": 0, \"a\": 0}\n</tools>"));
+  EXPECT_EQ(qwen3->Decode(counted),
+            "<tool_call>\n{\"name\": \"add\", \"arguments\": {\"a\": 2, \"b\": 3}}\n</tool_call><|im_end|>\n"
+            "<think>\n\n</think>\n\nIt is 5.<|im_end|>\n");
+  // The chat template the fixture names (plain ChatML) has no tools: refused, not dropped.
+  EXPECT_THAT(BuildSftBatch(*Fixture(), rows, encoding, 200).status().message(),
+              HasSubstr("sft row 0: tools are given; the chatml prompt format does not render tools"));
 }
 
 TEST(BuildSftBatch, TooLongConversationPartsFollowTruncationAndOnesWithoutAReplyAreRefused) {

@@ -78,5 +78,26 @@ TEST(PromptLengths, CountEachPromptsTokensUntruncated) {
               HasSubstr("prompt row 0: prompt_format 'html'; expected text or chat"));
 }
 
+// A rollout prompt offering tools ({"messages", "tools"}, as the controller sends a row
+// with a tools column) is the template's rendering with the tools; a template without
+// tools refuses it, naming the prompt.
+TEST(EncodePrompt, ChatPromptsOfferTheirTools) {
+  config::Recipe recipe;
+  recipe.mutable_actor()->mutable_model()->set_path("tests/data/tiny-qwen2");
+  recipe.mutable_actor()->mutable_model()->set_custom_chat_template("qwen3");
+  const std::unique_ptr<models::Tokenizer> qwen3 = LoadActorTokenizer(recipe).value();
+  const std::string prompt = R"({"messages": [{"role": "user", "content": "hi"}], "tools": [{"name": "f"}]})";
+  PromptEncoding roomy;
+  roomy.max_prompt_length = 1 << 20;
+  const std::vector<int32_t> ids = EncodePrompt(*qwen3, prompt, /*is_chat=*/true, roomy, "prompt 3").value();
+  EXPECT_EQ(ids, qwen3->EncodeChat({{"user", "hi"}}, /*add_generation_prompt=*/true, {R"({"name": "f"})"}).value());
+  EXPECT_THAT(qwen3->Decode(ids), HasSubstr("<tools>\n{\"name\": \"f\"}\n</tools>"));
+
+  recipe.mutable_actor()->mutable_model()->clear_custom_chat_template();
+  const std::unique_ptr<models::Tokenizer> plain = LoadActorTokenizer(recipe).value();
+  EXPECT_THAT(EncodePrompt(*plain, prompt, true, roomy, "prompt 3").status().message(),
+              HasSubstr("prompt 3: tools are given; the chatml prompt format does not render tools"));
+}
+
 }  // namespace
 }  // namespace rollout::workers
