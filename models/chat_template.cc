@@ -1,6 +1,7 @@
 #include "models/chat_template.h"
 
 #include <optional>
+#include <string>
 #include <string_view>
 #include <utility>
 
@@ -10,6 +11,7 @@
 #include "absl/time/time.h"
 #include "common/check.h"
 #include "common/status_macros.h"
+#include "models/chat_tool_formats.h"
 #include "models/unicode.h"
 
 namespace rollout::models {
@@ -52,46 +54,6 @@ constexpr absl::string_view kDeepSeekR1ThinkPrompt =
     "{% if add_generation_prompt and not ns.is_tool %}{{'<｜Assistant｜><think>\\n'}}{% endif %}";
 constexpr absl::string_view kDeepSeekR1PlainPrompt =
     "{% if add_generation_prompt and not ns.is_tool %}{{'<｜Assistant｜>'}}{% endif %}";
-
-// The tool lines of Qwen2.5's template (Qwen3's has the same), as the template text
-// spells them, which a ChatML template must hold to render tools as chatml does. Its
-// tool header also writes the default system message: checked apart.
-constexpr absl::string_view kQwenToolLines[] = {
-    "You may call one or more functions to assist with the user query.\\n\\nYou are provided with "
-    "function signatures within <tools></tools> XML tags:\\n<tools>\" }}",
-    "{{- tool | tojson }}",
-    "{{- \"\\n</tools>\\n\\nFor each function call, return a json object with function name and "
-    "arguments within <tool_call></tool_call> XML tags:\\n<tool_call>\\n{\\\"name\\\": <function-name>, "
-    "\\\"arguments\\\": <args-json-object>}\\n</tool_call><|im_end|>\\n\" }}",
-    "{{- '\\n<tool_call>\\n{\"name\": \"' }}",
-    "{{- tool_call.arguments | tojson }}",
-    "{{- '\\n<tool_response>\\n' }}",
-};
-
-// The system text Qwen's templates write for `tools`, after the system message's own.
-std::string QwenToolsHeader(const std::vector<std::string>& tools) {
-  std::string out =
-      "# Tools\n\nYou may call one or more functions to assist with the user query.\n\nYou are provided with "
-      "function signatures within <tools></tools> XML tags:\n<tools>";
-  for (const std::string& tool : tools) absl::StrAppend(&out, "\n", tool);
-  absl::StrAppend(&out,
-                  "\n</tools>\n\nFor each function call, return a json object with function name and arguments "
-                  "within <tool_call></tool_call> XML tags:\n<tool_call>\n{\"name\": <function-name>, "
-                  "\"arguments\": <args-json-object>}\n</tool_call><|im_end|>\n");
-  return out;
-}
-
-// A tool call as Qwen's templates write it, arguments as given.
-std::string QwenToolCall(const ChatToolCall& call, absl::string_view arguments) {
-  return absl::StrCat("<tool_call>\n{\"name\": \"", call.name, "\", \"arguments\": ", arguments, "}\n</tool_call>");
-}
-
-// Message i, a tool result, as Qwen's templates write it: a run of them shares one user turn.
-void AppendQwenToolResult(const std::vector<ChatMessage>& messages, size_t i, std::string* out) {
-  if (i == 0 || messages[i - 1].role != "tool") *out += "<|im_start|>user";
-  absl::StrAppend(out, "\n<tool_response>\n", messages[i].content, "\n</tool_response>");
-  if (i + 1 == messages.size() || messages[i + 1].role != "tool") *out += "<|im_end|>\n";
-}
 
 // Python's str.lstrip('\n') / rstrip('\n') / strip('\n').
 absl::string_view LstripNewlines(absl::string_view text) {
@@ -175,13 +137,21 @@ void EndMessage(const std::string& out, std::vector<size_t>* message_ends) {
   if (message_ends != nullptr) message_ends->push_back(out.size());
 }
 
-// Llama 3's turns from messages[first] on, each header, trimmed content and <|eot_id|>,
-// then the assistant header when `add_generation_prompt`; each turn's end recorded.
+// Llama 3's turns from messages[first] on, each header, trimmed content and <|eot_id|>
+// (tool calls and results as Llama 3.1+ writes them), then the assistant header when
+// `add_generation_prompt`; each turn's end recorded.
 void AppendLlama3Turns(const std::vector<ChatMessage>& messages, size_t first,
                        bool add_generation_prompt, std::string* out, std::vector<size_t>* message_ends) {
   for (size_t i = first; i < messages.size(); ++i) {
-    absl::StrAppend(out, "<|start_header_id|>", messages[i].role, "<|end_header_id|>\n\n",
-                    Trim(messages[i].content), "<|eot_id|>");
+    const ChatMessage& message = messages[i];
+    if (!message.tool_calls.empty()) {
+      *out += LlamaToolCallTurn(message.tool_calls[0]);
+    } else if (message.role == "tool") {
+      *out += LlamaToolResultTurn(message);
+    } else {
+      absl::StrAppend(out, "<|start_header_id|>", message.role, "<|end_header_id|>\n\n", Trim(message.content),
+                      "<|eot_id|>");
+    }
     EndMessage(*out, message_ends);
   }
   if (add_generation_prompt) *out += "<|start_header_id|>assistant<|end_header_id|>\n\n";
@@ -190,10 +160,11 @@ void AppendLlama3Turns(const std::vector<ChatMessage>& messages, size_t first,
 }  // namespace
 
 absl::Status ChatTemplate::CheckRenderable(const std::vector<ChatMessage>& messages,
-                                           const std::vector<std::string>& tools) const {
+                                           const std::vector<nlohmann::ordered_json>& tools) const {
   const bool renders_tools = RendersTools();
-  const std::string no_tools =
-      absl::StrCat("; the ", Describe(), " prompt format does not render tools (Qwen2.5's and Qwen3's templates do)");
+  const std::string no_tools = absl::StrCat("; the ", Describe(),
+                                            " prompt format does not render tools (Qwen2.5's, Qwen3's and Llama "
+                                            "3.1+'s templates do)");
   if (!tools.empty() && !renders_tools) return absl::InvalidArgumentError(absl::StrCat("tools are given", no_tools));
   for (size_t i = 0; i < messages.size(); ++i) {
     const std::string& role = messages[i].role;
@@ -209,12 +180,26 @@ absl::Status ChatTemplate::CheckRenderable(const std::vector<ChatMessage>& messa
       return absl::InvalidArgumentError(absl::StrCat(
           "message ", i, role == "tool" ? " is a tool result" : " makes tool calls", no_tools));
     }
+    if (format_ == Format::kLlama31 && messages[i].tool_calls.size() > 1) {
+      return absl::InvalidArgumentError(absl::StrCat("message ", i, " makes ", messages[i].tool_calls.size(),
+                                                     " tool calls; Llama 3.1+'s template writes one a message"));
+    }
+  }
+  if (format_ == Format::kLlama31 && !tools.empty()) {  // the tools go into the first user message
+    const size_t first = !messages.empty() && messages[0].role == "system" ? 1 : 0;
+    if (first == messages.size() || messages[first].role != "user") {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "tools are given, which Llama 3.1+'s template puts in the first message after the system one, but ",
+          first == messages.size() ? "there is none" : absl::StrCat("message ", first, " is ", messages[first].role, "'s"),
+          "; it must be the user's"));
+    }
   }
   return absl::OkStatus();
 }
 
 bool ChatTemplate::RendersTools() const {
-  return format_ == Format::kQwen3 || (format_ == Format::kChatMl && chatml_tools_);
+  return format_ == Format::kQwen3 || (format_ == Format::kChatMl && chatml_tools_) ||
+         (format_ == Format::kLlama31 && llama_tools_);
 }
 
 absl::StatusOr<ChatTemplate> ChatTemplate::FromFormatName(absl::string_view name) {
@@ -238,8 +223,8 @@ absl::StatusOr<ChatTemplate> ChatTemplate::Recognize(absl::string_view text) {
     }
     std::optional<std::string> system = FindDefaultSystemPrompt(text);
     ChatTemplate chat(Format::kChatMl, system.value_or(""), system.has_value());
-    chat.chatml_tools_ = system.has_value() && absl::StrContains(text, absl::StrCat("{{- '", *system, "' }}"));
-    for (absl::string_view line : kQwenToolLines) chat.chatml_tools_ = chat.chatml_tools_ && absl::StrContains(text, line);
+    chat.chatml_tools_ = system.has_value() && absl::StrContains(text, absl::StrCat("{{- '", *system, "' }}")) &&
+                         HasQwenToolLines(text);
     return chat;
   }
   if (absl::StrContains(text, "<|start_header_id|>") && absl::StrContains(text, "<|eot_id|>")) {
@@ -252,6 +237,7 @@ absl::StatusOr<ChatTemplate> ChatTemplate::Recognize(absl::string_view text) {
         absl::StrContains(text, "\"Today Date: \" + date_string")) {
       ChatTemplate chat(Format::kLlama31);
       chat.dates_today_ = absl::StrContains(text, "strftime_now");
+      chat.llama_tools_ = HasLlamaToolLines(text);
       return chat;
     }
     if (absl::StrContains(text, "Cutting Knowledge Date")) {
@@ -284,13 +270,13 @@ absl::StatusOr<ChatTemplate> ChatTemplate::Recognize(absl::string_view text) {
 }
 
 absl::StatusOr<std::string> ChatTemplate::Render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
-                                                 const std::vector<std::string>& tools) const {
+                                                 const std::vector<nlohmann::ordered_json>& tools) const {
   RETURN_IF_ERROR(CheckRenderable(messages, tools));
   return RenderFormat(messages, add_generation_prompt, tools, /*message_ends=*/nullptr);
 }
 
 absl::StatusOr<RenderedChat> ChatTemplate::RenderWithMessageEnds(const std::vector<ChatMessage>& messages,
-                                                                 const std::vector<std::string>& tools) const {
+                                                                 const std::vector<nlohmann::ordered_json>& tools) const {
   RETURN_IF_ERROR(CheckRenderable(messages, tools));
   RenderedChat rendered;
   rendered.text = RenderFormat(messages, /*add_generation_prompt=*/false, tools, &rendered.message_ends);
@@ -298,7 +284,7 @@ absl::StatusOr<RenderedChat> ChatTemplate::RenderWithMessageEnds(const std::vect
 }
 
 std::string ChatTemplate::RenderFormat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
-                                       const std::vector<std::string>& tools,
+                                       const std::vector<nlohmann::ordered_json>& tools,
                                        std::vector<size_t>* message_ends) const {
   switch (format_) {
     case Format::kChatMl:
@@ -306,7 +292,7 @@ std::string ChatTemplate::RenderFormat(const std::vector<ChatMessage>& messages,
     case Format::kLlama3:
       return RenderLlama3(messages, add_generation_prompt, message_ends);
     case Format::kLlama31:
-      return RenderLlama31(messages, add_generation_prompt, message_ends);
+      return RenderLlama31(messages, add_generation_prompt, tools, message_ends);
     case Format::kQwen3:
       return RenderQwen3(messages, add_generation_prompt, tools, message_ends);
     case Format::kDeepSeekR1:
@@ -317,7 +303,7 @@ std::string ChatTemplate::RenderFormat(const std::vector<ChatMessage>& messages,
 }
 
 std::string ChatTemplate::RenderChatMl(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
-                                       const std::vector<std::string>& tools,
+                                       const std::vector<nlohmann::ordered_json>& tools,
                                        std::vector<size_t>* message_ends) const {
   std::string out;
   const bool has_system = !messages.empty() && messages[0].role == "system";
@@ -338,7 +324,9 @@ std::string ChatTemplate::RenderChatMl(const std::vector<ChatMessage>& messages,
     } else if (!message.tool_calls.empty()) {
       out += "<|im_start|>assistant";
       if (!message.content.empty()) absl::StrAppend(&out, "\n", message.content);
-      for (const ChatToolCall& call : message.tool_calls) absl::StrAppend(&out, "\n", QwenToolCall(call, call.arguments_json));
+      for (const ChatToolCall& call : message.tool_calls) {
+        absl::StrAppend(&out, "\n", QwenToolCall(call, /*string_arguments_as_is=*/false));
+      }
       out += "<|im_end|>\n";
     } else {
       absl::StrAppend(&out, "<|im_start|>", message.role, "\n", message.content, "<|im_end|>\n");
@@ -356,8 +344,9 @@ std::string ChatTemplate::RenderLlama3(const std::vector<ChatMessage>& messages,
   return out;
 }
 
-std::string ChatTemplate::RenderLlama31(const std::vector<ChatMessage>& messages,
-                                        bool add_generation_prompt, std::vector<size_t>* message_ends) const {
+std::string ChatTemplate::RenderLlama31(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                                        const std::vector<nlohmann::ordered_json>& tools,
+                                        std::vector<size_t>* message_ends) const {
   std::string date = date_string_;
   if (date.empty()) {
     date = dates_today_ ? absl::FormatTime("%d %b %Y", absl::Now(), absl::LocalTimeZone())
@@ -365,16 +354,25 @@ std::string ChatTemplate::RenderLlama31(const std::vector<ChatMessage>& messages
   }
   const bool has_system = !messages.empty() && messages[0].role == "system";
   std::string out = absl::StrCat(
-      "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: "
-      "December 2023\nToday Date: ",
-      date, "\n\n", has_system ? Trim(messages[0].content) : "", "<|eot_id|>");
-  if (has_system) EndMessage(out, message_ends);  // the system message is the header's
-  AppendLlama3Turns(messages, has_system ? 1 : 0, add_generation_prompt, &out, message_ends);
+      "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\n", tools.empty() ? "" : "Environment: ipython\n",
+      "Cutting Knowledge Date: December 2023\nToday Date: ", date, "\n\n",
+      has_system ? Trim(messages[0].content) : "", "<|eot_id|>");
+  size_t first = 0;
+  if (has_system) {  // the system message is the header's
+    EndMessage(out, message_ends);
+    first = 1;
+  }
+  if (!tools.empty()) {  // CheckRenderable: a user message follows
+    out += LlamaToolsTurn(tools, Trim(messages[first].content));
+    EndMessage(out, message_ends);
+    ++first;
+  }
+  AppendLlama3Turns(messages, first, add_generation_prompt, &out, message_ends);
   return out;
 }
 
 std::string ChatTemplate::RenderQwen3(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
-                                      const std::vector<std::string>& tools,
+                                      const std::vector<nlohmann::ordered_json>& tools,
                                       std::vector<size_t>* message_ends) const {
   // The last user message that is not a tool response written as one; with no user
   // message, no assistant message counts as after it.
@@ -417,7 +415,7 @@ std::string ChatTemplate::RenderQwen3(const std::vector<ChatMessage>& messages, 
     for (size_t call = 0; call < message.tool_calls.size(); ++call) {
       const ChatToolCall& tool_call = message.tool_calls[call];
       if (call > 0 || !answer.empty()) out += "\n";
-      out += QwenToolCall(tool_call, tool_call.arguments_string.value_or(tool_call.arguments_json));
+      out += QwenToolCall(tool_call, /*string_arguments_as_is=*/true);
     }
     out += "<|im_end|>\n";
     EndMessage(out, message_ends);
@@ -458,7 +456,7 @@ std::string ChatTemplate::Describe() const {
   }
   if (format_ == Format::kLlama3) return "llama3";
   if (format_ == Format::kQwen3) return "qwen3";
-  if (format_ == Format::kLlama31) return "llama3.1";
+  if (format_ == Format::kLlama31) return llama_tools_ ? "llama3.1 with tools" : "llama3.1";
   if (!has_default_system_) return "chatml";
   return absl::StrCat("chatml with default system prompt '", default_system_, "'", chatml_tools_ ? ", and tools" : "");
 }

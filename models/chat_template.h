@@ -28,21 +28,30 @@
 // ones, other ChatML with reasoning (<think>: Qwen3 variants, QwQ), Llama 3.2
 // Vision (images) and other DeepSeek templates (V3, R1-0528). The caller may then name a format explicitly.
 //
-// Tools (function calling) render as Qwen2.5's and Qwen3's templates write them: the
-// tools' schemas in the system message ("# Tools ... <tools>\n{schema}\n</tools> ..."),
-// an assistant message's tool calls after its content as
-// <tool_call>\n{"name": "NAME", "arguments": ARGUMENTS}\n</tool_call> (arguments given
-// as a JSON string: Qwen2.5 quotes them, as its tojson does; Qwen3 writes them as is), and "tool"
-// messages (tool results) as one user turn per run of them, each result in
-// <tool_response> tags. qwen3 has them always; chatml when the template is Qwen2.5's
-// (its tool lines, with the default system message the tool header falls back to).
+// Tools (function calling) render as the templates write them, schemas and arguments as
+// transformers' tojson does (models/python_json.h):
+//   Qwen2.5 (chatml) and qwen3: the tools' schemas in the system message ("# Tools ...
+//           <tools>\n{schema}\n</tools> ..."), an assistant message's tool calls after its
+//           content as <tool_call>\n{"name": "NAME", "arguments": ARGUMENTS}\n</tool_call>
+//           (arguments given as a JSON string: Qwen2.5 quotes them, Qwen3 writes them as
+//           is), and "tool" messages (results) as one user turn per run of them, each in
+//           <tool_response> tags. qwen3 has them always; chatml when the template is
+//           Qwen2.5's (its tool lines, and the default system message its tool header
+//           falls back to).
+//   llama3.1  when the template is Llama 3.1+'s with its tool lines: "Environment:
+//           ipython" in the system header, the schemas (indented 4) put in the first
+//           message after the system one, which must exist and becomes the user's; a tool
+//           call as the whole reply {"name": "NAME", "parameters": ARGUMENTS} (one a
+//           message); a result as an ipython turn, its text JSON-quoted (the template
+//           writes any iterable content with tojson).
 // Other formats refuse tools, tool calls and tool messages rather than drop them.
 #pragma once
 
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
@@ -52,12 +61,8 @@ namespace rollout::models {
 // One function call of an assistant message (OpenAI's tool_calls[i].function).
 struct ChatToolCall {
   std::string name;
-  // The arguments as transformers' tojson writes them (models/python_json.h): an
-  // object's JSON text, or a quoted string when they were given as a JSON string.
-  std::string arguments_json;
-  // The arguments' text when they were given as a JSON string (OpenAI's format), which
-  // Qwen3's template writes as is; unset for an object.
-  std::optional<std::string> arguments_string;
+  // An object, or its JSON text as a string (OpenAI's format); keys in the data's order.
+  nlohmann::ordered_json arguments;
 };
 
 struct ChatMessage {
@@ -88,23 +93,24 @@ class ChatTemplate {
   static absl::StatusOr<ChatTemplate> Recognize(absl::string_view template_text);
 
   // The prompt for `messages`, ending with the assistant header when
-  // `add_generation_prompt`; `tools` are the schemas the model may call, each as
-  // tojson writes it (apply_chat_template's tools). InvalidArgument naming the message
-  // for a role other than system/user/assistant/tool, tool calls on another role, or
-  // tools, tool calls or tool messages in a format that does not render them.
+  // `add_generation_prompt`; `tools` are the JSON schemas the model may call
+  // (apply_chat_template's tools). InvalidArgument naming the message for a role other
+  // than system/user/assistant/tool, tool calls on another role, tools, tool calls or
+  // tool messages in a format that does not render them, or what Llama's template
+  // refuses (tools without a message to put them in, two calls in one message).
   absl::StatusOr<std::string> Render(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
-                                     const std::vector<std::string>& tools = {}) const;
+                                     const std::vector<nlohmann::ordered_json>& tools = {}) const;
   // Render(messages, false, tools) with each message's end (RenderedChat): the text the
   // template writes for the whole conversation, cut where it writes each message. Unlike
   // Render(messages[0..i]), which renders message i as the last one, this is message i
   // as the whole conversation has it (Qwen3 drops the reasoning of a reply that a user
   // message follows, and adds an empty think block to the final reply only).
   absl::StatusOr<RenderedChat> RenderWithMessageEnds(const std::vector<ChatMessage>& messages,
-                                                     const std::vector<std::string>& tools = {}) const;
+                                                     const std::vector<nlohmann::ordered_json>& tools = {}) const;
 
   // "chatml", "chatml with default system prompt '...'" (", and tools" when it renders
-  // them), "llama3", "llama3.1", "qwen3", "deepseek-r1", "deepseek-r1 without <think> in
-  // the generation prompt".
+  // them), "llama3", "llama3.1" ("llama3.1 with tools"), "qwen3", "deepseek-r1",
+  // "deepseek-r1 without <think> in the generation prompt".
   std::string Describe() const;
 
   // transformers' apply_chat_template(enable_thinking=...) for Qwen3's template (true,
@@ -124,20 +130,21 @@ class ChatTemplate {
 
   // InvalidArgument naming the first message this format cannot render (its role, or
   // tool calls or results where the format has no tools), or tools it cannot.
-  absl::Status CheckRenderable(const std::vector<ChatMessage>& messages, const std::vector<std::string>& tools) const;
+  absl::Status CheckRenderable(const std::vector<ChatMessage>& messages,
+                               const std::vector<nlohmann::ordered_json>& tools) const;
   bool RendersTools() const;
   // Each writes the conversation in its format and, where `message_ends` is not null,
   // pushes the text's size after each message (RenderedChat::message_ends).
   std::string RenderFormat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
-                           const std::vector<std::string>& tools, std::vector<size_t>* message_ends) const;
+                           const std::vector<nlohmann::ordered_json>& tools, std::vector<size_t>* message_ends) const;
   std::string RenderChatMl(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
-                           const std::vector<std::string>& tools, std::vector<size_t>* message_ends) const;
+                           const std::vector<nlohmann::ordered_json>& tools, std::vector<size_t>* message_ends) const;
   std::string RenderLlama3(const std::vector<ChatMessage>& messages,
                            bool add_generation_prompt, std::vector<size_t>* message_ends) const;
-  std::string RenderLlama31(const std::vector<ChatMessage>& messages,
-                            bool add_generation_prompt, std::vector<size_t>* message_ends) const;
+  std::string RenderLlama31(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
+                            const std::vector<nlohmann::ordered_json>& tools, std::vector<size_t>* message_ends) const;
   std::string RenderQwen3(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
-                          const std::vector<std::string>& tools, std::vector<size_t>* message_ends) const;
+                          const std::vector<nlohmann::ordered_json>& tools, std::vector<size_t>* message_ends) const;
   std::string RenderDeepSeekR1(const std::vector<ChatMessage>& messages,
                                bool add_generation_prompt, std::vector<size_t>* message_ends) const;
 
@@ -145,6 +152,7 @@ class ChatTemplate {
   std::string default_system_;  // used when the first message is not a system one
   bool has_default_system_;
   bool chatml_tools_ = false;  // chatml: the template is Qwen2.5's, tool lines included
+  bool llama_tools_ = false;   // llama3.1: the template has Llama 3.1+'s tool lines
   bool enable_thinking_ = true;
   bool dates_today_ = false;  // llama3.1: the template asks strftime_now for the date
   bool opens_think_ = true;   // deepseek-r1: the generation prompt ends in <think>\n

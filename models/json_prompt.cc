@@ -5,7 +5,6 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/chat_json.h"
-#include "models/python_json.h"
 
 namespace rollout::models {
 
@@ -45,17 +44,14 @@ absl::StatusOr<ChatPrompt> ParseChatPrompt(const ordered_json& value) {
       message.content = content->get<std::string>();
     }
     for (const ordered_json& call : ToolCalls(m)) {
-      const ordered_json& arguments = call.at("arguments");
-      message.tool_calls.push_back({call.at("name").get<std::string>(), PythonJsonDumps(arguments),
-                                    arguments.is_string() ? std::optional(arguments.get<std::string>())
-                                                          : std::nullopt});
+      message.tool_calls.push_back({call.at("name").get<std::string>(), call.at("arguments")});
     }
     prompt.messages.push_back(std::move(message));
   }
   if (wrapped && value.contains("tools")) {
     absl::StatusOr<std::vector<ordered_json>> tools = ToolSchemas(value.at("tools"));
     if (!tools.ok()) return absl::InvalidArgumentError(absl::StrCat("\"tools\" ", tools.status().message()));
-    for (const ordered_json& tool : *tools) prompt.tools.push_back(PythonJsonDumps(tool));
+    prompt.tools = *std::move(tools);
   }
   return prompt;
 }

@@ -21,7 +21,7 @@ absl::StatusOr<std::vector<int32_t>> ParseTokenIds(const nlohmann::json& value);
 // A conversation and the tools it offers the model (ChatTemplate::Render's arguments).
 struct ChatPrompt {
   std::vector<ChatMessage> messages;
-  std::vector<std::string> tools;  // each schema as tojson writes it (python_json.h)
+  std::vector<nlohmann::ordered_json> tools;  // JSON schemas, keys in the data's order
 };
 
 // {"messages": [...], "tools": [...]} ("tools" optional) or the bare list of messages,

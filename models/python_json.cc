@@ -70,27 +70,42 @@ std::string PythonFloatRepr(double value) {
   return out;
 }
 
-void AppendValue(const ordered_json& value, std::string* out) {
+// How containers lay out their items: on one line, or one item a line.
+struct Layout {
+  int indent;  // < 0: one line
+  int depth;   // containers around the value being written
+
+  // What goes before item `i` of a container (its closing bracket when i is its size).
+  std::string Before(size_t i, size_t size) const {
+    if (indent < 0) return i == 0 || i == size ? "" : ", ";
+    const int level = i == size ? depth : depth + 1;
+    return absl::StrCat(i == 0 || i == size ? "" : ",", "\n", std::string(static_cast<size_t>(level * indent), ' '));
+  }
+  Layout Inside() const { return {indent, depth + 1}; }
+};
+
+void AppendValue(const ordered_json& value, const Layout& layout, std::string* out) {
   switch (value.type()) {
     case ordered_json::value_t::object: {
       out->push_back('{');
-      bool first = true;
+      size_t i = 0;
       for (const auto& [key, item] : value.items()) {
-        if (!first) *out += ", ";
-        first = false;
+        *out += layout.Before(i++, value.size());
         AppendString(key, out);
         *out += ": ";
-        AppendValue(item, out);
+        AppendValue(item, layout.Inside(), out);
       }
+      if (!value.empty()) *out += layout.Before(value.size(), value.size());
       out->push_back('}');
       return;
     }
     case ordered_json::value_t::array: {
       out->push_back('[');
       for (size_t i = 0; i < value.size(); ++i) {
-        if (i > 0) *out += ", ";
-        AppendValue(value[i], out);
+        *out += layout.Before(i, value.size());
+        AppendValue(value[i], layout.Inside(), out);
       }
+      if (!value.empty()) *out += layout.Before(value.size(), value.size());
       out->push_back(']');
       return;
     }
@@ -114,9 +129,9 @@ void AppendValue(const ordered_json& value, std::string* out) {
 
 }  // namespace
 
-std::string PythonJsonDumps(const ordered_json& value) {
+std::string PythonJsonDumps(const ordered_json& value, int indent) {
   std::string out;
-  AppendValue(value, &out);
+  AppendValue(value, Layout{indent, 0}, &out);
   return out;
 }
 

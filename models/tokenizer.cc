@@ -160,20 +160,20 @@ int32_t Tokenizer::TokenToId(absl::string_view token) const {
 }
 
 absl::StatusOr<std::string> Tokenizer::RenderChat(const std::vector<ChatMessage>& messages, bool add_generation_prompt,
-                                                  const std::vector<std::string>& tools) const {
+                                                  const std::vector<nlohmann::ordered_json>& tools) const {
   if (!chat_template_.ok()) return chat_template_.status();
   return chat_template_->Render(messages, add_generation_prompt, tools);
 }
 
 absl::StatusOr<RenderedChat> Tokenizer::RenderChatWithMessageEnds(const std::vector<ChatMessage>& messages,
-                                                                  const std::vector<std::string>& tools) const {
+                                                                  const std::vector<nlohmann::ordered_json>& tools) const {
   if (!chat_template_.ok()) return chat_template_.status();
   return chat_template_->RenderWithMessageEnds(messages, tools);
 }
 
 absl::StatusOr<std::vector<int32_t>> Tokenizer::EncodeChat(const std::vector<ChatMessage>& messages,
                                                            bool add_generation_prompt,
-                                                           const std::vector<std::string>& tools) const {
+                                                           const std::vector<nlohmann::ordered_json>& tools) const {
   ASSIGN_OR_RETURN(std::string prompt, RenderChat(messages, add_generation_prompt, tools));
   return Encode(prompt);
 }

@@ -96,15 +96,15 @@ class Tokenizer {
   // FailedPrecondition when the model has no chat template and no format was given; the
   // recognition error when its template is not supported.
   absl::StatusOr<std::string> RenderChat(const std::vector<ChatMessage>& messages, bool add_generation_prompt = true,
-                                         const std::vector<std::string>& tools = {}) const;
+                                         const std::vector<nlohmann::ordered_json>& tools = {}) const;
   // ChatTemplate::RenderWithMessageEnds with RenderChat's errors: the whole
   // conversation's text and where each message's part ends.
   absl::StatusOr<RenderedChat> RenderChatWithMessageEnds(const std::vector<ChatMessage>& messages,
-                                                         const std::vector<std::string>& tools = {}) const;
+                                                         const std::vector<nlohmann::ordered_json>& tools = {}) const;
   // Encode(RenderChat(...)) without added special tokens (the template has them).
   absl::StatusOr<std::vector<int32_t>> EncodeChat(const std::vector<ChatMessage>& messages,
                                                   bool add_generation_prompt = true,
-                                                  const std::vector<std::string>& tools = {}) const;
+                                                  const std::vector<nlohmann::ordered_json>& tools = {}) const;
 
  private:
   Tokenizer(TokenizerSpec spec, std::unique_ptr<ByteLevelBpe> bpe);

@@ -25,7 +25,7 @@ size_t SharedPrefix(const std::vector<int32_t>& a, const std::vector<int32_t>& b
 // generation prompt less the conversation before it.
 absl::StatusOr<std::string> GenerationPrompt(const models::Tokenizer& tokenizer,
                                              const std::vector<models::ChatMessage>& earlier,
-                                             const std::vector<std::string>& tools) {
+                                             const std::vector<nlohmann::ordered_json>& tools) {
   ASSIGN_OR_RETURN(const std::string without, tokenizer.RenderChat(earlier, /*add_generation_prompt=*/false, tools));
   ASSIGN_OR_RETURN(std::string with, tokenizer.RenderChat(earlier, /*add_generation_prompt=*/true, tools));
   ROLLOUT_CHECK(absl::StartsWith(with, without)) << "a generation prompt that rewrites the conversation before it";

@@ -18,6 +18,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "absl/status/statusor.h"
 #include "models/chat_template.h"
 #include "models/tokenizer.h"
@@ -29,7 +31,7 @@ namespace rollout::workers {
 struct Conversation {
   std::vector<models::ChatMessage> messages;
   std::vector<uint8_t> trained;    // per message: 1 where the loss counts its tokens
-  std::vector<std::string> tools = {};  // the schemas the system message offers (chat_template.h)
+  std::vector<nlohmann::ordered_json> tools = {};  // the JSON schemas offered (chat_template.h)
 };
 
 // Chat messages as JSON text (a list of common/chat_json.h's messages), each trained as

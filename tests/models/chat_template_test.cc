@@ -48,7 +48,7 @@ std::string Qwen3Template() {
   return ReadFile("tests/data/qwen3_chat_template.jinja").value();
 }
 
-// Llama 3.2 Instruct's template, with the tool parts cut short.
+// Llama 3.2 Instruct's template (its tools: tests/models/chat_tools_test.cc).
 std::string Llama32Template() {
   return ReadFile("tests/data/llama3.2_chat_template.jinja").value();
 }
@@ -186,7 +186,7 @@ TEST(ChatTemplate, ReasoningAndLlamaVisionTemplatesAreRefusedNotApproximated) {
 // expected prompts are jinja2's renders of tests/data/llama3.2_chat_template.jinja.
 TEST(ChatTemplate, Llama32RendersItsSystemHeaderWithTheDate) {
   ChatTemplate chat = MustRecognize(Llama32Template());
-  EXPECT_EQ(chat.Describe(), "llama3.1");
+  EXPECT_EQ(chat.Describe(), "llama3.1 with tools");
   chat.set_date_string("05 Mar 2026");
   EXPECT_EQ(MustRender(chat, {{"user", "Hi"}}),
             "<|begin_of_text|><|start_header_id|>system<|end_header_id|>\n\nCutting Knowledge Date: "

@@ -1,7 +1,7 @@
 // Tools, tool calls and tool results in chat prompts: JSON as datasets hold it (keys in
-// their order) rendered natively against what jinja2 rendered from Qwen2.5's and Qwen3's
-// templates (tests/data/chat_tools/make_expect.py, as transformers does), and refused by
-// formats that do not render them.
+// their order) rendered natively against what jinja2 rendered from Qwen2.5's, Qwen3's and
+// Llama 3.2's templates (tests/data/chat_tools/make_expect.py, as transformers does), and
+// refused by formats that do not render them.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -16,7 +16,6 @@ namespace rollout::models {
 namespace {
 
 using nlohmann::ordered_json;
-using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
 ChatTemplate Recognized(const std::string& path) {
@@ -33,14 +32,15 @@ ChatPrompt MustParse(const ordered_json& prompt) {
   return parsed.value_or(ChatPrompt{});
 }
 
-TEST(ChatTools, RenderAsTransformersRendersQwensTemplates) {
+TEST(ChatTools, RenderAsTransformersRendersTheirTemplates) {
   const absl::StatusOr<std::string> text = ReadFile("tests/data/chat_tools/chat_tools_expect.json");
   ASSERT_TRUE(text.ok()) << text.status();
   const ordered_json cases = ordered_json::parse(*text).at("cases");
-  ASSERT_EQ(cases.size(), 10u);
+  ASSERT_EQ(cases.size(), 13u);
   for (const ordered_json& c : cases) {
     const std::string name = c.at("template").get<std::string>();
-    const ChatTemplate chat = Recognized(absl::StrCat("tests/data/", name, "_chat_template.jinja"));
+    ChatTemplate chat = Recognized(absl::StrCat("tests/data/", name, "_chat_template.jinja"));
+    chat.set_date_string("05 Mar 2026");  // as make_expect.py rendered Llama's
     const ChatPrompt prompt = MustParse(c.at("prompt"));
     const bool add_generation_prompt = c.at("add_generation_prompt").get<bool>();
     absl::StatusOr<std::string> rendered = chat.Render(prompt.messages, add_generation_prompt, prompt.tools);
@@ -58,6 +58,24 @@ TEST(ChatTools, TheirTemplatesAreRecognisedAsRenderingTools) {
             "chatml with default system prompt 'You are Qwen, created by Alibaba Cloud. You are a helpful "
             "assistant.', and tools");
   EXPECT_EQ(Recognized("tests/data/qwen3_chat_template.jinja").Describe(), "qwen3");
+  EXPECT_EQ(Recognized("tests/data/llama3.2_chat_template.jinja").Describe(), "llama3.1 with tools");
+}
+
+// What Llama 3.1+'s template refuses (raise_exception), and what it would write as
+// another role's message, is refused.
+TEST(ChatTools, LlamaNeedsAUserMessageForTheToolsAndOneCallAMessage) {
+  const ChatTemplate llama = Recognized("tests/data/llama3.2_chat_template.jinja");
+  const std::vector<ordered_json> tools = {{{"name", "f"}}};
+  EXPECT_EQ(llama.Render({{"system", "S"}}, true, tools).status().message(),
+            "tools are given, which Llama 3.1+'s template puts in the first message after the system one, but there "
+            "is none; it must be the user's");
+  EXPECT_THAT(llama.Render({{"assistant", "A"}}, true, tools).status().message(),
+              HasSubstr("but message 0 is assistant's; it must be the user's"));
+  ChatMessage two_calls{"assistant", "", {{"f", ordered_json::object()}, {"g", ordered_json::object()}}};
+  EXPECT_EQ(llama.Render({{"user", "q"}, two_calls}, true).status().message(),
+            "message 1 makes 2 tool calls; Llama 3.1+'s template writes one a message");
+  EXPECT_THAT(ChatTemplate::FromFormatName("llama3.1")->Render({{"user", "q"}}, true, tools).status().message(),
+              HasSubstr("tools are given; the llama3.1 prompt format does not render tools"));
 }
 
 // Each message's part of a conversation with tools: the system message is the tool
@@ -88,15 +106,16 @@ TEST(ChatTools, MessageEndsCutToolHeadersAndResultRuns) {
 
 TEST(ChatTools, FormatsWithoutToolsRefuseThemRatherThanDropThem) {
   const ChatTemplate plain = *ChatTemplate::FromFormatName("chatml");
-  EXPECT_EQ(plain.Render({{"user", "q"}}, true, {"{\"name\": \"f\"}"}).status().message(),
-            "tools are given; the chatml prompt format does not render tools (Qwen2.5's and Qwen3's templates do)");
-  EXPECT_EQ(plain.Render({{"user", "q"}, {"tool", "42"}}, true).status().message(),
-            "message 1 is a tool result; the chatml prompt format does not render tools (Qwen2.5's and Qwen3's "
+  EXPECT_EQ(plain.Render({{"user", "q"}}, true, {{{"name", "f"}}}).status().message(),
+            "tools are given; the chatml prompt format does not render tools (Qwen2.5's, Qwen3's and Llama 3.1+'s "
             "templates do)");
-  ChatMessage call{"assistant", "", {{"f", "{}", std::nullopt}}};
+  EXPECT_EQ(plain.Render({{"user", "q"}, {"tool", "42"}}, true).status().message(),
+            "message 1 is a tool result; the chatml prompt format does not render tools (Qwen2.5's, Qwen3's and "
+            "Llama 3.1+'s templates do)");
+  ChatMessage call{"assistant", "", {{"f", ordered_json::object()}}};
   EXPECT_THAT(ChatTemplate::FromFormatName("llama3")->RenderWithMessageEnds({{"user", "q"}, call}).status().message(),
               HasSubstr("message 1 makes tool calls; the llama3 prompt format does not render tools"));
-  EXPECT_THAT(ChatTemplate::FromFormatName("deepseek-r1")->Render({{"user", "q"}}, true, {"{}"}).status().message(),
+  EXPECT_THAT(ChatTemplate::FromFormatName("deepseek-r1")->Render({{"user", "q"}}, true, {{{"name", "f"}}}).status().message(),
               HasSubstr("tools are given; the deepseek-r1 prompt format"));
   // Qwen2.5's template with its tool lines edited is plain ChatML: no tools.
   std::string edited = *ReadFile("tests/data/qwen2.5_chat_template.jinja");
@@ -104,14 +123,15 @@ TEST(ChatTools, FormatsWithoutToolsRefuseThemRatherThanDropThem) {
   const ChatTemplate without_tools = *ChatTemplate::Recognize(edited);
   EXPECT_EQ(without_tools.Describe(),
             "chatml with default system prompt 'You are Qwen, created by Alibaba Cloud. You are a helpful assistant.'");
-  EXPECT_THAT(without_tools.Render({{"user", "q"}}, true, {"{}"}).status().message(), HasSubstr("tools are given"));
+  EXPECT_THAT(without_tools.Render({{"user", "q"}}, true, {{{"name", "f"}}}).status().message(),
+              HasSubstr("tools are given"));
 }
 
 TEST(ChatTools, OtherRolesAndMisplacedCallsAreRefused) {
   const ChatTemplate qwen3 = *ChatTemplate::FromFormatName("qwen3");
   EXPECT_EQ(qwen3.Render({{"user", "q"}, {"function", "42"}}, true).status().message(),
             "message 1 has role 'function'; supported roles are system, user, assistant and tool");
-  ChatMessage user_call{"user", "q", {{"f", "{}", std::nullopt}}};
+  ChatMessage user_call{"user", "q", {{"f", ordered_json::object()}}};
   EXPECT_EQ(qwen3.Render({user_call}, true).status().message(),
             "message 0 has tool calls but role 'user'; only assistant messages make them");
 }
@@ -123,11 +143,11 @@ TEST(ChatTools, PromptJsonKeepsKeyOrderAndSaysWhatIsWrong) {
   ASSERT_EQ(prompt.messages.size(), 1u);
   EXPECT_EQ(prompt.messages[0].content, "");
   ASSERT_EQ(prompt.messages[0].tool_calls.size(), 2u);
-  EXPECT_EQ(prompt.messages[0].tool_calls[0].arguments_json, R"({"b": 2.0, "a": "é"})");
-  EXPECT_FALSE(prompt.messages[0].tool_calls[0].arguments_string.has_value());
-  EXPECT_EQ(prompt.messages[0].tool_calls[1].arguments_json, R"("{\"z\":1}")");
-  EXPECT_EQ(prompt.messages[0].tool_calls[1].arguments_string, "{\"z\":1}");
-  EXPECT_THAT(prompt.tools, ElementsAre(R"({"z": 1, "a": 2})"));
+  EXPECT_EQ(prompt.messages[0].tool_calls[0].name, "f");
+  EXPECT_EQ(prompt.messages[0].tool_calls[0].arguments.dump(), R"({"b":2.0,"a":"é"})");
+  EXPECT_EQ(prompt.messages[0].tool_calls[1].arguments, ordered_json("{\"z\":1}"));
+  ASSERT_EQ(prompt.tools.size(), 1u);
+  EXPECT_EQ(prompt.tools[0].dump(), R"({"z":1,"a":2})");
   EXPECT_EQ(ParseChatPrompt(ordered_json::parse(R"({"messages": [{"role": "user"}]})")).status().message(),
             "messages[0] has no string \"content\" (only a message making tool calls may leave it null)");
   EXPECT_EQ(ParseChatPrompt(ordered_json::parse(R"({"messages": [], "tools": {"name": "f"}})")).status().message(),

@@ -23,6 +23,16 @@ TEST(PythonJson, StringsEscapeControlsAndKeepOtherText) {
   EXPECT_EQ(PythonJsonDumps(value), "\"a\\\"b\\\\c\\n\\t\\r\\b\\f\\u0001\x7f \xC3\xA9 \xE4\xB8\xAD\"");
 }
 
+// json.dumps(indent=4), as Llama 3.1+ templates write tool schemas.
+TEST(PythonJson, AnIndentPutsEachItemOnItsOwnLine) {
+  const ordered_json value = ordered_json::parse(R"({"a": [1, {"b": []}, {}], "c": {"d": "x"}})");
+  EXPECT_EQ(PythonJsonDumps(value, 4),
+            "{\n    \"a\": [\n        1,\n        {\n            \"b\": []\n        },\n        {}\n    ],\n    \"c\": "
+            "{\n        \"d\": \"x\"\n    }\n}");
+  EXPECT_EQ(PythonJsonDumps(ordered_json::parse("[]"), 4), "[]");
+  EXPECT_EQ(PythonJsonDumps(ordered_json("s"), 4), "\"s\"");
+}
+
 TEST(PythonJson, FloatsAreWrittenAsPythonsRepr) {
   const ordered_json value = ordered_json::parse(
       "[0.0, -0.0, 1.0, 0.5, 1e-05, 0.0001, 1e16, 1e15, 123456789.125, 1.5e-7, 2.5e300, -3.14159, "

@@ -90,7 +90,7 @@ TEST(EncodePrompt, ChatPromptsOfferTheirTools) {
   PromptEncoding roomy;
   roomy.max_prompt_length = 1 << 20;
   const std::vector<int32_t> ids = EncodePrompt(*qwen3, prompt, /*is_chat=*/true, roomy, "prompt 3").value();
-  EXPECT_EQ(ids, qwen3->EncodeChat({{"user", "hi"}}, /*add_generation_prompt=*/true, {R"({"name": "f"})"}).value());
+  EXPECT_EQ(ids, qwen3->EncodeChat({{"user", "hi"}}, /*add_generation_prompt=*/true, {{{"name", "f"}}}).value());
   EXPECT_THAT(qwen3->Decode(ids), HasSubstr("<tools>\n{\"name\": \"f\"}\n</tools>"));
 
   recipe.mutable_actor()->mutable_model()->clear_custom_chat_template();
