@@ -21,7 +21,7 @@ const char kAttentionImplementation[] =
     "own, on FlashAttention's kernels where they serve, and results do not depend on it";
 const char kNoDropout[] =
     "a dropout probability in the model's HF config; the models here apply no dropout (LoRA's aside), as 0 asks";
-const char kMultiTurn[] = "a setting of multi-turn rollouts with tools, which are not implemented (rollout.multi_turn.enable: false)";
+const char kInteraction[] = "verl's simulated user turns between the model's (interactions) are not implemented";
 const char kPositionLimit[] =
     "the position limit in the model's HF config, which verl's long-response recipes raise; positions here are not "
     "bounded by it (rotary embeddings are computed for any position), and exported checkpoints keep the model's value";
@@ -110,18 +110,15 @@ const std::vector<VerlInertKey>& Table() {
       {"rollout.engine_kwargs", {}, "keyword arguments for vLLM or SGLang"},
       {"rollout.layered_summon", {}, "gathering FSDP weights layer by layer for vLLM"},
       {"rollout.calculate_log_probs", {}, "the engine here always returns the sampled tokens' log-probs"},
-      {"rollout.multi_turn.enable", {"false"}, "multi-turn rollouts with tools are not implemented"},
-      {"rollout.multi_turn.max_turns", {}, kMultiTurn},
-      {"rollout.multi_turn.max_assistant_turns", {}, kMultiTurn},
-      {"rollout.multi_turn.max_user_turns", {}, kMultiTurn},
-      {"rollout.multi_turn.max_parallel_calls", {}, kMultiTurn},
-      {"rollout.multi_turn.max_tool_response_length", {}, kMultiTurn},
-      {"rollout.multi_turn.tool_response_truncate_side", {}, kMultiTurn},
-      {"rollout.multi_turn.tool_config_path", {}, kMultiTurn},
-      {"rollout.multi_turn.interaction_config_path", {}, kMultiTurn},
-      {"rollout.multi_turn.use_inference_chat_template", {}, kMultiTurn},
-      {"rollout.multi_turn.tokenization_sanity_check_mode", {}, kMultiTurn},
-      {"rollout.multi_turn.format", {}, kMultiTurn},
+      {"rollout.multi_turn.max_turns", {"null"}, "verl's former limit of turns; set rollout.multi_turn.max_assistant_turns"},
+      {"rollout.multi_turn.max_user_turns", {"null", "0"}, kInteraction},
+      {"rollout.multi_turn.interaction_config_path", {"null"}, kInteraction},
+      {"rollout.multi_turn.use_inference_chat_template", {"false"},
+       "re-rendering earlier turns with the inference template (dropping their reasoning) is not implemented; "
+       "a multi-turn response here keeps the tokens the model generated, as verl does with false"},
+      {"rollout.multi_turn.tokenization_sanity_check_mode", {},
+       "verl's check that a multi-turn response's tokens match the chat template's rendering of its messages; the "
+       "turns here are the template's own text (each tool turn is what the template writes after the model's end token)"},
       {"rollout.log_prob_micro_batch_size", {"null"}, "verl's deprecated global micro-batch size; set log_prob_micro_batch_size_per_gpu"},
       {"rollout.chat_scheduler", {"null"}, "verl's chat scheduler for its asynchronous rollout, which is not implemented"},
       {"rollout.use_fire_sampling", {"false"}, "FIRE sampling (a first token at a higher temperature) is not implemented"},

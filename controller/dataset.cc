@@ -43,13 +43,19 @@ absl::Status CheckChatMessages(const json& messages, const std::string& path) {
   return absl::OkStatus();
 }
 
-// The tool schemas `row` offers under options.tools_key (none when it has no such key).
+// The tool schemas `row` offers under options.tools_key (none when it has no such key),
+// or options.offered_tools.
 absl::StatusOr<json> RowTools(const json& row, const DatasetOptions& options) {
   const auto tools = row.find(options.tools_key);
-  if (tools == row.end()) return json::array();
-  absl::StatusOr<std::vector<json>> schemas = ToolSchemas(*tools);
+  absl::StatusOr<std::vector<json>> schemas =
+      tools == row.end() ? std::vector<json>() : ToolSchemas(*tools);
   if (!schemas.ok()) return RowError(options.tools_key, schemas.status().message());
-  return json(json::array_t(schemas->begin(), schemas->end()));
+  if (options.offered_tools.empty()) return json(json::array_t(schemas->begin(), schemas->end()));
+  if (!schemas->empty()) {
+    return RowError(options.tools_key, "offers tools of its own, but the prompts offer the tools of "
+                                       "rollout.multi_turn.tool_config_path; drop one");
+  }
+  return json(json::array_t(options.offered_tools.begin(), options.offered_tools.end()));
 }
 
 // A chat prompt of `messages` as Prompt::content holds it, with the row's tools if any.
@@ -102,6 +108,10 @@ absl::StatusOr<Prompt> ParsePrompt(const json& row, const DatasetOptions& option
     if (absl::StripAsciiWhitespace(prompt.content).empty()) return RowError(field.path, "is empty");
     if (options.text_prompts_as_user_message) {
       return ChatPrompt(json::array({{{"role", "user"}, {"content", prompt.content}}}), row, options);
+    }
+    if (!options.offered_tools.empty()) {
+      return RowError(field.path, "is text, but a multi-turn rollout's prompts must be chats, which offer its tools "
+                                  "(data.text_prompts=user_message makes it one)");
     }
     ASSIGN_OR_RETURN(const json tools, RowTools(row, options));
     if (!tools.empty()) {

@@ -15,7 +15,9 @@
 // calls and tool results too: common/chat_json.h), which the rollout worker renders with
 // the model's chat template. A chat row may offer the model tools under
 // DatasetOptions::tools_key (TRL's "tools" column); the template writes their schemas
-// into the system message. A text prompt offering tools is refused. A response (an SFT pair's,
+// into the system message. DatasetOptions::offered_tools (a multi-turn rollout's tools)
+// are offered by every chat prompt instead; a row may then offer none of its own. A text
+// prompt offering tools is refused. A response (an SFT pair's,
 // chosen, rejected) is text, which the worker encodes and ends with the end-of-sequence
 // token, or — after a chat prompt — chat messages that continue the conversation (TRL's
 // conversational format, [{"role": "assistant", "content": "..."}]), which the worker
@@ -45,6 +47,8 @@
 #include <cstdint>
 #include <string>
 #include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
 
@@ -105,6 +109,8 @@ struct DatasetOptions {
   bool text_prompts_as_user_message = false;
   std::string messages_key = "messages";  // conversations only
   std::string tools_key = "tools";        // data.multiturn.tools_key: any chat row's tools
+  // Tool schemas every chat prompt offers (rollout.multi_turn's tools, tools/tool_config.h).
+  std::vector<nlohmann::ordered_json> offered_tools;
   bool skip_bad_rows = false;
 };
 

@@ -55,11 +55,17 @@ absl::StatusOr<at::Tensor> TokenLevelScores(const std::vector<double>& scores,
         absl::StrCat(scores.size(), " reward scores for ", rows, " responses"));
   }
   at::Tensor token_scores = at::zeros(response_mask.sizes(), at::kFloat);
-  const at::Tensor lengths = response_mask.to(at::kLong).sum(1);
+  const at::Tensor counted = response_mask.to(at::kLong).contiguous();
   auto out = token_scores.accessor<float, 2>();
-  auto length = lengths.accessor<int64_t, 1>();
+  auto mask = counted.accessor<int64_t, 2>();
   for (int64_t row = 0; row < rows; ++row) {
-    if (length[row] > 0) out[row][length[row] - 1] = static_cast<float>(scores[static_cast<size_t>(row)]);
+    // The last counted token (a multi-turn response's tool turns are not counted).
+    for (int64_t t = counted.size(1) - 1; t >= 0; --t) {
+      if (mask[row][t] != 0) {
+        out[row][t] = static_cast<float>(scores[static_cast<size_t>(row)]);
+        break;
+      }
+    }
   }
   return token_scores;
 }
@@ -141,6 +147,13 @@ absl::StatusOr<std::map<std::string, double>> DataMetrics(const Batch& batch) {
   AddLengthStats("response_length", response_attention.to(at::kLong).sum(1), mask.size(1), &metrics);
   AddLengthStats("prompt_length", attention_mask.narrow(1, 0, prompt_width).to(at::kLong).sum(1),
                  prompt_width, &metrics);
+  if (batch.HasTensor("num_turns")) {  // multi-turn rollouts
+    ASSIGN_OR_RETURN(const at::Tensor num_turns, batch.Tensor("num_turns"));
+    const at::Tensor turns = num_turns.to(at::kDouble);
+    metrics["num_turns/min"] = turns.min().item<double>();
+    metrics["num_turns/max"] = turns.max().item<double>();
+    metrics["num_turns/mean"] = turns.mean().item<double>();
+  }
   return metrics;
 }
 

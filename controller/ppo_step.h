@@ -20,7 +20,7 @@ namespace rollout::controller {
 // order they first appear).
 at::Tensor GroupIds(const std::vector<std::string>& uids);
 
-// token_level_scores [N, R] float32: each row's score at its last response token (verl's
+// token_level_scores [N, R] float32: each row's score at its last counted token (response_mask; verl's
 // reward managers), zeros elsewhere. InvalidArgument when the counts differ; a row with
 // no response token keeps its score nowhere (all zeros).
 absl::StatusOr<at::Tensor> TokenLevelScores(const std::vector<double>& scores,
@@ -74,7 +74,8 @@ absl::Status ApplyRolloutCorrection(const config::RolloutCorrectionConfig& corre
 // critic/advantages/..., critic/returns/... (and with values critic/values/... and
 // critic/vf_explained_var = 1 - var(returns - values) / (var(returns) + 1e-5); 0 for
 // fewer than two response tokens),
-// response_length/{mean,max,min,clip_ratio}, prompt_length/{mean,max,min,clip_ratio},
+// response_length/{mean,max,min,clip_ratio}, prompt_length/{mean,max,min,clip_ratio}
+// (and with multi-turn rollouts num_turns/{min,max,mean}),
 // over the unmasked tokens / rows of `batch` (which must hold the columns that
 // ComputeAdvantageColumns adds, plus attention_mask and prompts).
 absl::StatusOr<std::map<std::string, double>> DataMetrics(const Batch& batch);

@@ -21,6 +21,7 @@
 #include "controller/trainer_common.h"
 #include "controller/validation_metrics.h"
 #include "controller/weight_sync.h"
+#include "tools/tool_config.h"
 
 namespace rollout::controller {
 namespace {
@@ -106,7 +107,10 @@ absl::StatusOr<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(const PpoTrainerS
   RETURN_IF_ERROR(CheckWorkers(groups));
   std::unique_ptr<PpoTrainer> trainer(new PpoTrainer(groups));
   trainer->rollout_weights_stale_ = groups.rollout != groups.policy;
-  const DatasetOptions options = DatasetOptionsFrom(recipe.data());
+  DatasetOptions options = DatasetOptionsFrom(recipe.data());
+  // The multi-turn rollout's tools: every prompt offers them (the workers run them).
+  ASSIGN_OR_RETURN(const tools::ToolSet tools, tools::LoadMultiTurnTools(recipe.rollout().multi_turn()));
+  options.offered_tools = tools.schemas();
   ASSIGN_OR_RETURN(trainer->train_, LoadPromptDataset(Files(recipe.data().train_files()), options));
   LogSkippedRows(trainer->train_, "training");
   if (recipe.data().val_files_size() > 0) {

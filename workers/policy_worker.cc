@@ -12,6 +12,9 @@
 #include "common/logging.h"
 #include "common/rollout_correction_config.h"
 #include "common/status_macros.h"
+#include "models/json_prompt.h"
+#include "tools/tool_config.h"
+#include "workers/multi_turn_rollout.h"
 #include "workers/policy_batch.h"
 #include "workers/reference_sync.h"
 #include "workers/response_scores.h"
@@ -32,6 +35,17 @@ absl::StatusOr<int64_t> MiniBatchRowsPerRank(const config::Recipe& recipe, int w
         " actor workers"));
   }
   return rows / world;
+}
+
+MultiTurnOptions MultiTurnOptionsOf(const config::Recipe& recipe) {
+  const config::MultiTurnConfig& multi_turn = recipe.rollout().multi_turn();
+  MultiTurnOptions options;
+  options.max_assistant_turns = multi_turn.max_assistant_turns();
+  options.max_parallel_calls = multi_turn.max_parallel_calls();
+  options.max_tool_response_length = multi_turn.max_tool_response_length();
+  options.tool_response_truncate_side = multi_turn.tool_response_truncate_side();
+  options.max_response_length = recipe.data().max_response_length();
+  return options;
 }
 
 // algorithm.rollout_correction's weights and rejection for the actor's policy-gradient
@@ -359,6 +373,7 @@ absl::Status PolicyWorker::CreateEngine() {
   options.enable_prefix_caching = rollout.enable_prefix_caching();
   options.enforce_eager = rollout.enforce_eager();
   ASSIGN_OR_RETURN(engine_, engine::Engine::Create(*model_, tokenizer_.get(), options));
+  ASSIGN_OR_RETURN(tools_, tools::LoadMultiTurnTools(rollout.multi_turn()));
   return absl::OkStatus();
 }
 
@@ -394,6 +409,7 @@ absl::StatusOr<Batch> PolicyWorker::GenerateSequences(const Batch& input) {
   // the engine prefills the prompt once for all of them.
   std::vector<engine::GenerationRequest> requests;
   std::vector<std::vector<int32_t>> prompt_ids;
+  std::vector<models::ChatPrompt> conversations;  // multi-turn rollouts: each request's
   for (size_t row = 0; row < prompts.size(); ++row) {
     if (row > 0 && uids[row] == uids[row - 1]) {
       ++requests.back().params.n;
@@ -410,6 +426,15 @@ absl::StatusOr<Batch> PolicyWorker::GenerateSequences(const Batch& input) {
     }
     ASSIGN_OR_RETURN(std::vector<int32_t> ids,
                      EncodePrompt(*tokenizer_, prompts[row], formats[row] == "chat", prompt_encoding_, where));
+    if (!tools_.empty()) {
+      // EncodePrompt accepted the chat prompt; the controller gave it the tools.
+      if (formats[row] != "chat") {
+        return absl::InvalidArgumentError(
+            absl::StrCat(where, ": a multi-turn rollout needs chat prompts, not text"));
+      }
+      ASSIGN_OR_RETURN(models::ChatPrompt conversation, models::ParseChatPromptText(prompts[row]));
+      conversations.push_back(std::move(conversation));
+    }
     engine::GenerationRequest request;
     request.prompt = ids;
     request.params = SamplingFor(validate, /*n=*/1, seed);
@@ -418,19 +443,29 @@ absl::StatusOr<Batch> PolicyWorker::GenerateSequences(const Batch& input) {
   }
   const engine::EngineStats before = engine_->stats();
   const auto generate_start = std::chrono::steady_clock::now();
-  ASSIGN_OR_RETURN(const std::vector<engine::RequestOutput> outputs, engine_->Generate(requests));
+  std::vector<std::vector<RolloutResponse>> responses;
+  if (tools_.empty()) {
+    ASSIGN_OR_RETURN(const std::vector<engine::RequestOutput> outputs, engine_->Generate(requests));
+    responses = ResponsesOf(outputs);
+  } else {
+    const GenerateReplies generate = [this](const std::vector<engine::GenerationRequest>& turn) {
+      return engine_->Generate(turn);
+    };
+    ASSIGN_OR_RETURN(responses, GenerateMultiTurn(generate, *tokenizer_, tools_, conversations, requests,
+                                                  MultiTurnOptionsOf(setup_.recipe)));
+  }
   const auto generate_end = std::chrono::steady_clock::now();
   RolloutLayout layout;
   layout.max_prompt_length = setup_.recipe.data().max_prompt_length();
   layout.max_response_length = setup_.recipe.data().max_response_length();
   layout.pad_token_id = tokenizer_->pad_token_id().value_or(0);
-  ASSIGN_OR_RETURN(Batch batch, BuildRolloutBatch(prompt_ids, outputs, layout));
+  ASSIGN_OR_RETURN(Batch batch, BuildRolloutBatch(prompt_ids, responses, layout));
   if (input.Meta("with_prompt_text") == "1") {
     // What verl's generation dumps call the input: the prompt as the model saw it.
     std::vector<std::string> prompt_texts;
     for (size_t i = 0; i < prompt_ids.size(); ++i) {
       const std::string text = tokenizer_->Decode(prompt_ids[i], /*skip_special_tokens=*/true);
-      prompt_texts.insert(prompt_texts.end(), outputs[i].samples.size(), text);
+      prompt_texts.insert(prompt_texts.end(), responses[i].size(), text);
     }
     RETURN_IF_ERROR(batch.AddStrings("prompt_text", std::move(prompt_texts)));
   }

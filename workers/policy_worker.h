@@ -13,7 +13,10 @@
 //                               seed); meta validate ("1": rollout.val_kwargs sampling)
 //                               -> rollout_batch.h's columns, one row per input row;
 //                               meta with_prompt_text ("1") adds strings prompt_text
-//                               (the prompt's tokens decoded, special tokens skipped)
+//                               (the prompt's tokens decoded, special tokens skipped).
+//                               With rollout.multi_turn the prompts are chats that offer
+//                               its tools, and the model calls them between its turns
+//                               (multi_turn_rollout.h)
 //   actor.compute_log_prob      -> old_log_probs [N, R], entropys [N, R]
 //   ref.compute_ref_log_prob    -> ref_log_prob [N, R]
 //   actor.update_actor          + old_log_probs, advantages (+ ref_log_prob with
@@ -67,6 +70,7 @@
 #include "models/lora.h"
 #include "models/tokenizer.h"
 #include "proto/recipe.pb.h"
+#include "tools/tool.h"
 #include "workers/background_save.h"
 #include "workers/checkpoint_io.h"
 #include "workers/communicator.h"
@@ -172,6 +176,7 @@ class PolicyWorker {
   std::unique_ptr<SftLearner> sft_;  // trainer.mode sft, or ppo with sft_warm_start
   std::unique_ptr<DpoLearner> dpo_;  // instead of actor_ with trainer.mode dpo
   std::unique_ptr<engine::Engine> engine_;
+  tools::ToolSet tools_;  // rollout.multi_turn's; empty: single-turn rollouts
   PromptEncoding prompt_encoding_;
   // Last: destroyed (waiting for a pending write) before what the write reads.
   BackgroundSave pending_save_;

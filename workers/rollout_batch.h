@@ -7,9 +7,13 @@
 //   position_ids       [N, P + R] int64  response_mask      [N, R] int64 (1: generated)
 //   rollout_log_probs  [N, R] float32 (0 where masked)
 //   strings: response_text (decoded response), finish_reason ("stop", "length", ...)
+// and, for multi-turn responses (workers/multi_turn_rollout.h), num_turns [N] int64:
+// verl's count of a conversation's turns (the prompt, the model's turns and the tools'
+// turns). A tool turn's tokens are in attention_mask but not in response_mask.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "absl/status/statusor.h"
@@ -24,10 +28,24 @@ struct RolloutLayout {
   int32_t pad_token_id = 0;
 };
 
-// `prompts[i]` produced `outputs[i]`. InvalidArgument naming the prompt or sample that
-// exceeds its length.
+// One sample's response: what the model generated and, in a multi-turn rollout, the
+// tools' turns between its own.
+struct RolloutResponse {
+  std::vector<int32_t> tokens;
+  std::vector<float> log_probs;   // per token; 0 for a tool turn's
+  std::vector<bool> generated;    // per token: the model's (not a tool turn's); empty: all are
+  std::string text;               // decoded, special tokens skipped
+  std::string finish_reason;      // of the model's last turn
+  int32_t num_turns = 0;          // 0: a single-turn rollout (no num_turns column)
+};
+
+// The engine's samples as responses, per request.
+std::vector<std::vector<RolloutResponse>> ResponsesOf(const std::vector<engine::RequestOutput>& outputs);
+
+// `prompts[i]` produced `responses[i]` (its samples). InvalidArgument naming the prompt
+// or sample that exceeds its length.
 absl::StatusOr<Batch> BuildRolloutBatch(const std::vector<std::vector<int32_t>>& prompts,
-                                        const std::vector<engine::RequestOutput>& outputs,
+                                        const std::vector<std::vector<RolloutResponse>>& responses,
                                         const RolloutLayout& layout);
 
 }  // namespace rollout::workers

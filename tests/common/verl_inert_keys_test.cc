@@ -88,9 +88,8 @@ TEST_F(VerlInertKeys, AVerlPpoCommandLineLoads) {
   ASSERT_TRUE(loaded.ok()) << loaded.status();
   EXPECT_EQ(loaded->recipe.critic().ppo_micro_batch_size_per_gpu(), 4);
   EXPECT_FALSE(loaded->recipe.algorithm().use_pf_ppo());  // a key of its own, not ignored
-  EXPECT_EQ(loaded->ignored_verl_keys.size(), 9u);
-  EXPECT_THAT(Error({"actor_rollout_ref.rollout.multi_turn.enable=True"}),
-              HasSubstr("'actor_rollout_ref.rollout.multi_turn.enable=True' cannot be true here"));
+  EXPECT_FALSE(loaded->recipe.rollout().multi_turn().enable());  // a key of its own
+  EXPECT_EQ(loaded->ignored_verl_keys.size(), 8u);
   EXPECT_THAT(Error({"actor_rollout_ref.rollout.multi_turn.max_turn=3"}),
               HasSubstr("unknown key 'rollout.multi_turn.max_turn'"));
 }
@@ -150,8 +149,9 @@ TEST_F(VerlInertKeys, ValuesThatAskForWhatIsNotHereAreErrors) {
   EXPECT_THAT(Error({"custom_reward_function.path=my_reward.py"}),
               HasSubstr("cannot be my_reward.py here: Python reward functions cannot be loaded; use a built-in "
                         "(reward.name) or a C++ plug-in (reward.plugin) (it may be null)"));
-  EXPECT_THAT(Error({"actor_rollout_ref.rollout.multi_turn.enable=True"}),
-              HasSubstr("'actor_rollout_ref.rollout.multi_turn.enable=True' cannot be true here"));
+  EXPECT_THAT(Error({"actor_rollout_ref.rollout.multi_turn.interaction_config_path=interaction.yaml"}),
+              HasSubstr("cannot be interaction.yaml here: verl's simulated user turns between the model's "
+                        "(interactions) are not implemented"));
   EXPECT_THAT(Error({"actor_rollout_ref.model.override_config={rope_theta: 5}"}),
               HasSubstr("verl's 'actor.model.override_config.rope_theta' at command line "
                         "'actor_rollout_ref.model.override_config={rope_theta: 5}' cannot be set here: "

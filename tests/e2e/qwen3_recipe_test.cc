@@ -3,7 +3,8 @@
 // fixture's tokenizer and Qwen3's chat template for the model, tests/data/gsm8k_tiny.jsonl
 // to train on, everything else as the recipe says — in particular its
 // data.apply_chat_template_kwargs.enable_thinking: false, which must reach the rollout's
-// prompts, as must the tools each row offers (a "tools" column, TRL's).
+// prompts, as must the tools each row offers (a "tools" column, TRL's) or the recipe's
+// multi-turn rollout offers (rollout.multi_turn with recipes/tools/calculator.yaml).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -92,6 +93,50 @@ TEST(Qwen3Recipe, TrainsTwoStepsOnTheCpuWithThinkingOffAndTheRowsTools) {
                 ::testing::StartsWith("system\n# Tools\n\nYou may call one or more functions"));  // specials left out
     EXPECT_THAT(line["input"].get<std::string>(), ::testing::HasSubstr("<tools>\n" + tool + "\n</tools>"));
   }
+}
+
+// The random model calls no tool, so each response is one reply (num_turns 2); what
+// this checks is the wiring: the workers load the tools, every prompt offers them, and
+// the multi-turn rollout's batch trains and reports its turns.
+TEST(Qwen3Recipe, TrainsWithAMultiTurnRolloutOfferingTheCalculator) {
+  testing::TempDir dir("qwen3_multi_turn_e2e");
+  WriteTinyQwen3(dir.Path("model"));
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  const testing::CommandResult train = RolloutIn(
+      dir.path(),
+      {"train", source + "/recipes/grpo_gsm8k_qwen3_0.6b.yaml",
+       "data.train_files=[" + source + "/tests/data/gsm8k_tiny.jsonl]", "data.val_files=[]",
+       "actor.model.path=" + dir.Path("model"), "trainer.device=cpu", "actor.model.dtype=float32",
+       "rollout.dtype=float32", "rollout.cpu_kv_cache_gib=0.05", "data.train_batch_size=4",
+       "actor.ppo_mini_batch_size=2", "actor.ppo_micro_batch_size_per_gpu=2", "rollout.n=2",
+       "data.max_prompt_length=1024", "data.max_response_length=8", "trainer.total_training_steps=1",
+       "trainer.save_freq=-1", "trainer.logger=[console,jsonl]", "trainer.rollout_data_dir=dumps",
+       "rollout.multi_turn.enable=true", "rollout.multi_turn.tool_config_path=" + source + "/recipes/tools/calculator.yaml",
+       "rollout.multi_turn.max_assistant_turns=3"});
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+
+  const auto steps = ReadJsonLines(dir.Path("jsonl_log/rollout_gsm8k/grpo_qwen3_0.6b/metrics.jsonl"));
+  ASSERT_EQ(steps.size(), 1u);
+  EXPECT_EQ(steps[0]["num_turns/min"], 2.0) << steps[0].dump();
+  EXPECT_EQ(steps[0]["num_turns/max"], 2.0) << steps[0].dump();
+  EXPECT_GT(steps[0]["actor/grad_norm"].get<double>(), 0) << steps[0].dump();
+  const auto dumped = ReadJsonLines(dir.Path("dumps/1.jsonl"));
+  ASSERT_EQ(dumped.size(), 8u);
+  for (const nlohmann::json& line : dumped) {
+    EXPECT_THAT(line["input"].get<std::string>(), ::testing::HasSubstr("\"name\": \"calculator\""));
+  }
+
+  // A row that offers tools of its own besides the recipe's is refused, naming both.
+  WriteRowsWithTools(dir.Path("gsm8k_tools.jsonl"));
+  const testing::CommandResult both = RolloutIn(
+      dir.path(), {"train", source + "/recipes/grpo_gsm8k_qwen3_0.6b.yaml",
+                   "data.train_files=[" + dir.Path("gsm8k_tools.jsonl") + "]", "data.val_files=[]",
+                   "actor.model.path=" + dir.Path("model"), "trainer.device=cpu",
+                   "rollout.multi_turn.enable=true",
+                   "rollout.multi_turn.tool_config_path=" + source + "/recipes/tools/calculator.yaml"});
+  EXPECT_NE(both.exit_code, 0);
+  EXPECT_THAT(both.output, ::testing::HasSubstr("offers tools of its own, but the prompts offer the tools of "
+                                                "rollout.multi_turn.tool_config_path"));
 }
 
 }  // namespace

@@ -1,0 +1,35 @@
+// verl's tool config file (rollout.multi_turn.tool_config_path), YAML or JSON:
+//
+//   tools:
+//     - class_name: calculator            # a built-in tool (tools/builtin_tools.h)
+//       config: {type: native}            # optional; keys other than type go to the tool
+//       tool_schema:                      # what the prompt shows the model
+//         type: function
+//         function:
+//           name: calculator              # what the model calls it by
+//           description: Evaluates an arithmetic expression exactly.
+//           parameters: {type: object, properties: {expression: {type: string}}, required: [expression]}
+//
+// Schemas keep the file's key order, as chat templates write them. Plain YAML scalars
+// are typed as YAML 1.2's core schema types them (null, true, 3, 0.5), quoted ones are
+// strings.
+#pragma once
+
+#include <string>
+
+#include "absl/status/statusor.h"
+#include "proto/recipe.pb.h"
+#include "tools/tool.h"
+
+namespace rollout::tools {
+
+// InvalidArgument naming the file and the tool (by index) for a malformed file, an
+// unknown class_name, a config type other than native (verl's mcp servers) or a
+// schema without a function name; NotFound when the file cannot be read.
+absl::StatusOr<ToolSet> LoadToolConfig(const std::string& path);
+
+// The tools rollout.multi_turn offers: none unless it is enabled, then those of its
+// tool_config_path, which must be set (InvalidArgument otherwise).
+absl::StatusOr<ToolSet> LoadMultiTurnTools(const config::MultiTurnConfig& multi_turn);
+
+}  // namespace rollout::tools

@@ -1,0 +1,156 @@
+#include "workers/multi_turn_rollout.h"
+
+#include <optional>
+#include <utility>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "common/mix_bits.h"
+#include "common/status_macros.h"
+#include "tools/hermes_tool_calls.h"
+#include "tools/tool_response.h"
+
+namespace rollout::workers {
+namespace {
+
+// One sample's conversation so far.
+struct Sample {
+  size_t request = 0;
+  size_t index = 0;  // among its request's samples
+  RolloutResponse response;
+  std::vector<int32_t> last_reply;
+  engine::FinishReason last_finish = engine::FinishReason::kNone;
+  std::string first_reply_text;
+  int32_t replies = 0;
+  int32_t tool_turns = 0;
+};
+
+void AppendReply(const engine::Completion& reply, Sample& sample) {
+  RolloutResponse& response = sample.response;
+  response.tokens.insert(response.tokens.end(), reply.tokens.begin(), reply.tokens.end());
+  response.log_probs.insert(response.log_probs.end(), reply.log_probs.begin(), reply.log_probs.end());
+  response.generated.insert(response.generated.end(), reply.tokens.size(), true);
+  response.finish_reason = engine::FinishReasonName(reply.finish_reason);
+  if (sample.replies == 0) sample.first_reply_text = reply.text;
+  sample.last_reply = reply.tokens;
+  sample.last_finish = reply.finish_reason;
+  ++sample.replies;
+}
+
+// The text of the tool turn after `sample`'s last reply: its calls run, their results
+// as tool messages, written as the template writes them after the reply's end token,
+// with the next assistant header. None when the conversation ends with the reply.
+absl::StatusOr<std::optional<std::string>> ToolTurnText(const Sample& sample, const models::ChatPrompt& conversation,
+                                                        const models::Tokenizer& tokenizer,
+                                                        const tools::ToolSet& tools,
+                                                        const MultiTurnOptions& options) {
+  if (sample.last_finish != engine::FinishReason::kEos || sample.last_reply.empty()) return std::nullopt;
+  if (options.max_assistant_turns > 0 && sample.replies >= options.max_assistant_turns) return std::nullopt;
+  tools::HermesToolCalls parsed = tools::ParseHermesToolCalls(tokenizer.Decode(sample.last_reply));
+  if (parsed.calls.empty()) return std::nullopt;
+  if (parsed.calls.size() > static_cast<size_t>(options.max_parallel_calls)) {
+    parsed.calls.resize(static_cast<size_t>(options.max_parallel_calls));
+  }
+  std::vector<models::ChatMessage> messages = conversation.messages;
+  const size_t reply = messages.size();
+  for (const models::ChatToolCall& call : parsed.calls) {
+    messages.push_back({"tool", tools::TruncateToolResponse(tools.Call(call.name, call.arguments),
+                                                            options.max_tool_response_length,
+                                                            options.tool_response_truncate_side)});
+  }
+  messages.insert(messages.begin() + static_cast<std::ptrdiff_t>(reply),
+                  models::ChatMessage{"assistant", "", std::move(parsed.calls)});
+  const std::string where = absl::StrCat("prompt ", sample.request, " sample ", sample.index,
+                                         ": the tool turn after reply ", sample.replies, ": ");
+  absl::StatusOr<models::RenderedChat> rendered = tokenizer.RenderChatWithMessageEnds(messages, conversation.tools);
+  absl::StatusOr<std::string> with_header = tokenizer.RenderChat(messages, /*add_generation_prompt=*/true,
+                                                                 conversation.tools);
+  if (!rendered.ok() || !with_header.ok()) {
+    const absl::Status error = rendered.ok() ? with_header.status() : rendered.status();
+    return absl::InvalidArgumentError(absl::StrCat(where, error.message()));
+  }
+  if (!absl::StartsWith(*with_header, rendered->text)) {
+    return absl::InternalError(absl::StrCat(where, "the chat template's text with the assistant header does not "
+                                                   "begin with its text without it"));
+  }
+  const size_t reply_begin = reply == 0 ? 0 : rendered->message_ends[reply - 1];
+  const size_t reply_end = rendered->message_ends[reply];
+  const absl::string_view reply_part = absl::string_view(rendered->text).substr(reply_begin, reply_end - reply_begin);
+  // The model ended its reply with this token; the turn is what the template writes
+  // after it. A reply ended by a token the template does not close replies with (Qwen's
+  // <|endoftext|>) ends the conversation.
+  const std::string end_token = tokenizer.Decode({sample.last_reply.back()});
+  const size_t end = end_token.empty() ? absl::string_view::npos : reply_part.rfind(end_token);
+  if (end == absl::string_view::npos) return std::nullopt;
+  return absl::StrCat(reply_part.substr(end + end_token.size()),
+                      absl::string_view(*with_header).substr(reply_end));
+}
+
+}  // namespace
+
+absl::StatusOr<std::vector<std::vector<RolloutResponse>>> GenerateMultiTurn(
+    const GenerateReplies& generate, const models::Tokenizer& tokenizer, const tools::ToolSet& tools,
+    const std::vector<models::ChatPrompt>& conversations, const std::vector<engine::GenerationRequest>& requests,
+    const MultiTurnOptions& options) {
+  if (conversations.size() != requests.size()) {
+    return absl::InvalidArgumentError(
+        absl::StrCat(conversations.size(), " conversations but ", requests.size(), " requests"));
+  }
+  ASSIGN_OR_RETURN(std::vector<engine::RequestOutput> outputs, generate(requests));
+  std::vector<Sample> samples;
+  std::vector<size_t> active;
+  for (size_t i = 0; i < outputs.size(); ++i) {
+    for (size_t s = 0; s < outputs[i].samples.size(); ++s) {
+      Sample sample;
+      sample.request = i;
+      sample.index = s;
+      AppendReply(outputs[i].samples[s], sample);
+      active.push_back(samples.size());
+      samples.push_back(std::move(sample));
+    }
+  }
+  while (!active.empty()) {
+    std::vector<engine::GenerationRequest> next;
+    std::vector<size_t> continuing;
+    for (const size_t id : active) {
+      Sample& sample = samples[id];
+      ASSIGN_OR_RETURN(const std::optional<std::string> turn,
+                       ToolTurnText(sample, conversations[sample.request], tokenizer, tools, options));
+      if (!turn.has_value()) continue;
+      const std::vector<int32_t> turn_ids = tokenizer.Encode(*turn);
+      RolloutResponse& response = sample.response;
+      // As verl's tool agent loop: no tool turn that leaves no room for a reply.
+      if (static_cast<int64_t>(response.tokens.size() + turn_ids.size()) >= options.max_response_length) continue;
+      response.tokens.insert(response.tokens.end(), turn_ids.begin(), turn_ids.end());
+      response.log_probs.insert(response.log_probs.end(), turn_ids.size(), 0.0f);
+      response.generated.insert(response.generated.end(), turn_ids.size(), false);
+      ++sample.tool_turns;
+      engine::GenerationRequest request;
+      request.prompt = requests[sample.request].prompt;
+      request.prompt.insert(request.prompt.end(), response.tokens.begin(), response.tokens.end());
+      request.params = requests[sample.request].params;
+      request.params.n = 1;
+      request.params.max_tokens = options.max_response_length - static_cast<int64_t>(response.tokens.size());
+      // Its own stream per sample and turn, so results reproduce.
+      request.params.seed =
+          MixBits(request.params.seed ^ MixBits(sample.index * kGoldenGamma + static_cast<uint64_t>(sample.replies)));
+      next.push_back(std::move(request));
+      continuing.push_back(id);
+    }
+    if (next.empty()) break;
+    ASSIGN_OR_RETURN(outputs, generate(next));
+    for (size_t k = 0; k < continuing.size(); ++k) AppendReply(outputs[k].samples[0], samples[continuing[k]]);
+    active = std::move(continuing);
+  }
+  std::vector<std::vector<RolloutResponse>> responses(requests.size());
+  for (Sample& sample : samples) {
+    RolloutResponse& response = sample.response;
+    response.text = sample.tool_turns == 0 ? sample.first_reply_text
+                                           : tokenizer.Decode(response.tokens, /*skip_special_tokens=*/true);
+    response.num_turns = 1 + sample.replies + sample.tool_turns;
+    responses[sample.request].push_back(std::move(response));
+  }
+  return responses;
+}
+
+}  // namespace rollout::workers

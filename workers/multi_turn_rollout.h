@@ -1,0 +1,57 @@
+// Multi-turn rollouts with tools (verl's rollout.multi_turn, its tool agent loop): the
+// model replies; when its reply ends with its end token and calls tools (Hermes'
+// <tool_call> blocks, tools/hermes_tool_calls.h), the tools run, their results are
+// appended as the chat template writes tool messages (with the next assistant header),
+// and the model goes on from there — until a reply calls no tool, ends otherwise (length),
+// max_assistant_turns replies were made, or the next tool turn would not leave room in
+// max_response_length.
+//
+// A sample's response is all of it: its replies and the tool turns between them, whose
+// tokens are marked not generated (response_mask 0, rollout log-prob 0). Each tool
+// turn's tokens are the text the template writes after the reply's end token up to and
+// including the next assistant header, so the response reads as the template would
+// render the whole conversation. Later turns are new engine requests holding the
+// conversation so far; the engine's prefix cache (rollout.enable_prefix_caching) spares
+// recomputing it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "engine/engine.h"
+#include "models/json_prompt.h"
+#include "models/tokenizer.h"
+#include "tools/tool.h"
+#include "workers/rollout_batch.h"
+
+namespace rollout::workers {
+
+struct MultiTurnOptions {
+  int32_t max_assistant_turns = 0;  // 0: as many as the response length holds
+  int32_t max_parallel_calls = 1;
+  int32_t max_tool_response_length = 256;
+  std::string tool_response_truncate_side = "middle";
+  int64_t max_response_length = 512;  // R, data.max_response_length
+};
+
+// What generates the replies: the rollout engine's Generate().
+using GenerateReplies = std::function<absl::StatusOr<std::vector<engine::RequestOutput>>(
+    const std::vector<engine::GenerationRequest>&)>;
+
+// Generates requests[i] (its params.n samples; its prompt the rendering of
+// conversations[i], which offers the tools) to completion, turn by turn: the first
+// replies from `requests`, each later one from a request of one sample whose prompt is
+// the request's prompt followed by the response so far, with the request's sampling,
+// max_tokens the room left and a seed of its own per sample and turn. Returns per
+// request its samples' responses, with num_turns as verl counts them: 1 (the prompt) +
+// the model's turns + the tool turns. `generate`'s errors; InvalidArgument when the
+// template cannot render a tool turn after a reply.
+absl::StatusOr<std::vector<std::vector<RolloutResponse>>> GenerateMultiTurn(
+    const GenerateReplies& generate, const models::Tokenizer& tokenizer, const tools::ToolSet& tools,
+    const std::vector<models::ChatPrompt>& conversations, const std::vector<engine::GenerationRequest>& requests,
+    const MultiTurnOptions& options);
+
+}  // namespace rollout::workers
