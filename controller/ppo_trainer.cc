@@ -216,7 +216,10 @@ absl::StatusOr<Batch> PpoTrainer::GenerateAndScore(const std::vector<const Promp
     std::vector<double> scores;
     for (const rewards::ScoredSample& sample : scored) scores.push_back(sample.output.score);
     ASSIGN_OR_RETURN(const at::Tensor response_mask, batch.Tensor("response_mask"));
-    ASSIGN_OR_RETURN(scores, ShapeOverlong(recipe, scores, response_mask, metrics));
+    ASSIGN_OR_RETURN(const at::Tensor attention_mask, batch.Tensor("attention_mask"));
+    const at::Tensor response_attention =
+        attention_mask.narrow(1, attention_mask.size(1) - response_mask.size(1), response_mask.size(1));
+    ASSIGN_OR_RETURN(scores, ShapeOverlong(recipe, scores, response_attention, metrics));
     if (filter_metric != nullptr) {
       ASSIGN_OR_RETURN(*filter_metric, FilterMetricValues(recipe.algorithm().filter_groups().metric(), scored, scores));
     }

@@ -43,7 +43,7 @@ absl::StatusOr<std::vector<rewards::ScoredSample>> ScoreWithRewardModel(WorkerGr
 }
 
 absl::StatusOr<std::vector<double>> ShapeOverlong(const config::Recipe& recipe, const std::vector<double>& scores,
-                                                  const at::Tensor& response_mask,
+                                                  const at::Tensor& response_attention,
                                                   std::map<std::string, double>* metrics) {
   const config::OverlongBufferConfig& buffer = recipe.reward().overlong_buffer();
   if (!buffer.enable()) return scores;
@@ -54,7 +54,7 @@ absl::StatusOr<std::vector<double>> ShapeOverlong(const config::Recipe& recipe, 
   options.max_response_length = recipe.data().max_response_length();
   const at::Tensor as_tensor = at::tensor(scores, at::kDouble);
   ASSIGN_OR_RETURN(const algorithms::OverlongShaping shaped,
-                   algorithms::ShapeOverlongScores(as_tensor, response_mask.to(at::kLong).sum(1), options));
+                   algorithms::ShapeOverlongScores(as_tensor, response_attention.to(at::kLong).sum(1), options));
   (*metrics)["reward/overlong_penalty/mean"] = shaped.penalties.mean().item<double>();
   (*metrics)["reward/overlong_fraction"] = (shaped.penalties < 0).to(at::kDouble).mean().item<double>();
   const at::Tensor contiguous = shaped.scores.contiguous();

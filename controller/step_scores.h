@@ -36,9 +36,10 @@ absl::StatusOr<std::vector<rewards::ScoredSample>> ScoreWithRewardModel(WorkerGr
 // DAPO's overlong reward shaping (reward.overlong_buffer) of `scores`, as verl's DAPO
 // reward manager applies it, adding reward/overlong_penalty/mean and
 // reward/overlong_fraction to `metrics`; the scores unchanged when it is off.
-// `response_mask` [N, R].
+// `response_attention` [N, R]: attention_mask's response part, so a multi-turn
+// response's length counts its tool turns, as verl measures it.
 absl::StatusOr<std::vector<double>> ShapeOverlong(const config::Recipe& recipe, const std::vector<double>& scores,
-                                                  const at::Tensor& response_mask,
+                                                  const at::Tensor& response_attention,
                                                   std::map<std::string, double>* metrics);
 
 }  // namespace rollout::controller

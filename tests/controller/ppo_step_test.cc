@@ -33,6 +33,13 @@ TEST(TokenLevelScores, PutsEachScoreOnTheLastResponseToken) {
   EXPECT_THAT(TokenLevelScores({1}, mask).status().message(), HasSubstr("1 reward scores for 2 responses"));
 }
 
+// A multi-turn response: a reply, a tool turn (not counted), the last reply, padding.
+TEST(TokenLevelScores, PutsAMultiTurnResponsesScoreOnItsLastReplysLastToken) {
+  const at::Tensor mask = at::tensor({1, 1, 0, 0, 1, 0}, at::kLong).view({1, 6});
+  const at::Tensor scores = TokenLevelScores({3}, mask).value();
+  EXPECT_TRUE(at::equal(scores, at::tensor({0.0f, 0.0f, 0.0f, 0.0f, 3.0f, 0.0f}).view({1, 6})));
+}
+
 // PF-PPO with max_min: the rows scoring 1 (uid a) and 0 (uid a) carry all the weight but
 // 1e-8 each of the two 0.5 rows', so the redrawn batch is of those two rows only; the
 // seed and step decide which, the same each time.
@@ -102,6 +109,13 @@ TEST(DataMetrics, ReportsVerlsScoreAndLengthStatistics) {
   EXPECT_NEAR(metrics.at("response_length/clip_ratio"), 0.5, 1e-9);  // two rows hit 3
   EXPECT_NEAR(metrics.at("prompt_length/mean"), 1.75, 1e-9);
   EXPECT_EQ(metrics.count("critic/values/mean"), 0u);
+  EXPECT_EQ(metrics.count("num_turns/mean"), 0u);  // single-turn rollouts
+
+  ASSERT_TRUE(batch.AddTensor("num_turns", at::tensor({2, 4, 2, 6}, at::kLong)).ok());
+  const auto multi_turn = DataMetrics(batch).value();
+  EXPECT_EQ(multi_turn.at("num_turns/min"), 2);
+  EXPECT_EQ(multi_turn.at("num_turns/max"), 6);
+  EXPECT_NEAR(multi_turn.at("num_turns/mean"), 3.5, 1e-12);
 }
 
 TEST(DataMetrics, GaeReturnsAndTheShareOfTheirVarianceTheValuesExplain) {
