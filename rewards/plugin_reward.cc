@@ -1,10 +1,9 @@
 #include "rewards/plugin_reward.h"
 
-#include <dlfcn.h>
-
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "common/shared_library.h"
 #include "rewards/plugin_api.h"
 
 namespace rollout::rewards {
@@ -15,15 +14,9 @@ using NameFn = const char* (*)();
 using ScoreFn = int (*)(const RolloutRewardInput*, double*, RolloutRewardAddExtra, void*, char*,
                         size_t);
 
-// dlclose on destruction.
-struct LibraryCloser {
-  void operator()(void* handle) const { dlclose(handle); }
-};
-using LibraryHandle = std::unique_ptr<void, LibraryCloser>;
-
 class PluginReward final : public RewardFunction {
  public:
-  PluginReward(LibraryHandle library, std::string name, ScoreFn score)
+  PluginReward(SharedLibrary library, std::string name, ScoreFn score)
       : library_(std::move(library)), name_(std::move(name)), score_(score) {}
 
   const std::string& name() const override { return name_; }
@@ -48,7 +41,7 @@ class PluginReward final : public RewardFunction {
     if (name != nullptr) static_cast<RewardOutput*>(context)->extra[name] = value;
   }
 
-  LibraryHandle library_;
+  SharedLibrary library_;
   std::string name_;
   ScoreFn score_;
 };
@@ -56,7 +49,7 @@ class PluginReward final : public RewardFunction {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<RewardFunction>> LoadRewardPlugin(const std::string& path) {
-  LibraryHandle library(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL));
+  SharedLibrary library(dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL));
   if (library == nullptr) {
     return absl::NotFoundError(
         absl::StrCat("cannot load reward plug-in ", path, ": ", dlerror()));

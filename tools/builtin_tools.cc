@@ -35,7 +35,8 @@ absl::StatusOr<std::unique_ptr<Tool>> MakeBuiltinTool(const std::string& class_n
   }
   return absl::InvalidArgumentError(absl::StrCat("no built-in tool has class_name '", class_name,
                                                  "' (Python tools cannot be loaded); the built-in tools: ",
-                                                 absl::StrJoin(BuiltinToolNames(), ", ")));
+                                                 absl::StrJoin(BuiltinToolNames(), ", "),
+                                                 "; a tool plug-in is class_name plugin (tools/plugin_api.h)"));
 }
 
 }  // namespace rollout::tools

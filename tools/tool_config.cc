@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <filesystem>
 #include <utility>
 
 #include <yaml-cpp/yaml.h>
@@ -10,6 +11,7 @@
 #include "absl/strings/str_cat.h"
 #include "re2/re2.h"
 #include "tools/builtin_tools.h"
+#include "tools/plugin_tool.h"
 
 namespace rollout::tools {
 namespace {
@@ -50,7 +52,20 @@ nlohmann::ordered_json ToJson(const YAML::Node& node) {
   }
 }
 
-absl::Status AddTool(const nlohmann::ordered_json& entry, ToolSet& tools) {
+// class_name plugin's tool: its config's library (relative to the tool config's
+// folder) created with the rest of its config.
+absl::StatusOr<std::unique_ptr<Tool>> MakePluginTool(nlohmann::ordered_json config, const std::string& config_path) {
+  const auto library = config.find("library");
+  if (library == config.end() || !library->is_string() || library->get<std::string>().empty()) {
+    return absl::InvalidArgumentError("is a plugin without config.library, the path of its shared library");
+  }
+  std::filesystem::path path = library->get<std::string>();
+  if (path.is_relative()) path = std::filesystem::path(config_path).parent_path() / path;
+  config.erase(library);
+  return LoadToolPlugin(path.string(), config);
+}
+
+absl::Status AddTool(const nlohmann::ordered_json& entry, const std::string& config_path, ToolSet& tools) {
   if (!entry.is_object()) return absl::InvalidArgumentError("is not a map");
   const auto class_name = entry.find("class_name");
   if (class_name == entry.end() || !class_name->is_string()) {
@@ -68,7 +83,9 @@ absl::Status AddTool(const nlohmann::ordered_json& entry, ToolSet& tools) {
   }
   const auto schema = entry.find("tool_schema");
   if (schema == entry.end()) return absl::InvalidArgumentError("has no tool_schema");
-  absl::StatusOr<std::unique_ptr<Tool>> tool = MakeBuiltinTool(class_name->get<std::string>(), config);
+  absl::StatusOr<std::unique_ptr<Tool>> tool = *class_name == "plugin"
+                                                   ? MakePluginTool(std::move(config), config_path)
+                                                   : MakeBuiltinTool(class_name->get<std::string>(), config);
   if (!tool.ok()) return tool.status();
   return tools.Add(*schema, *std::move(tool));
 }
@@ -91,7 +108,7 @@ absl::StatusOr<ToolSet> LoadToolConfig(const std::string& path) {
   }
   ToolSet tools;
   for (size_t i = 0; i < list->size(); ++i) {
-    if (absl::Status added = AddTool((*list)[i], tools); !added.ok()) {
+    if (absl::Status added = AddTool((*list)[i], path, tools); !added.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("tool config ", path, ": tools[", i, "]: ", added.message()));
     }
   }

@@ -3,6 +3,9 @@
 //   tools:
 //     - class_name: calculator            # a built-in tool (tools/builtin_tools.h)
 //       config: {type: native}            # optional; keys other than type go to the tool
+//       ...
+//     - class_name: plugin                # a tool plug-in (tools/plugin_api.h)
+//       config: {library: libmy_tool.so}  # relative to this file; the other keys go to the tool
 //       tool_schema:                      # what the prompt shows the model
 //         type: function
 //         function:
@@ -24,7 +27,8 @@
 namespace rollout::tools {
 
 // InvalidArgument naming the file and the tool (by index) for a malformed file, an
-// unknown class_name, a config type other than native (verl's mcp servers) or a
+// unknown class_name, a plug-in that does not load (tools/plugin_tool.h), a config
+// type other than native (verl's mcp servers) or a
 // schema without a function name; NotFound when the file cannot be read.
 absl::StatusOr<ToolSet> LoadToolConfig(const std::string& path);
 

@@ -4,6 +4,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <memory>
 #include <string>
 
@@ -100,7 +101,7 @@ TEST(ToolConfig, NamesTheFileAndTheToolForWhatIsWrong) {
   EXPECT_EQ(error("tools: []"), " has no list of tools under 'tools'");
   EXPECT_EQ(error("tools:\n  - class_name: verl.tools.gsm8k_tool.Gsm8kTool\n    " + schema),
             ": tools[0]: no built-in tool has class_name 'verl.tools.gsm8k_tool.Gsm8kTool' (Python tools cannot be "
-            "loaded); the built-in tools: calculator");
+            "loaded); the built-in tools: calculator; a tool plug-in is class_name plugin (tools/plugin_api.h)");
   EXPECT_EQ(error("tools:\n  - class_name: calculator\n    config: {type: mcp}\n    " + schema),
             ": tools[0]: has config.type \"mcp\"; only native tools run here (not verl's mcp servers)");
   EXPECT_EQ(error("tools:\n  - class_name: calculator\n    config: {precision: 3}\n    " + schema),
@@ -110,6 +111,39 @@ TEST(ToolConfig, NamesTheFileAndTheToolForWhatIsWrong) {
             ": tools[1]: two tools are named 'calc'");
   EXPECT_THAT(error("tools: [a: b: c]"), HasSubstr("yaml-cpp"));
   EXPECT_EQ(LoadToolConfig(dir.Path("missing.yaml")).status().code(), absl::StatusCode::kNotFound);
+}
+
+// The plug-in sits next to the tool config, which names it by a relative path.
+TEST(ToolConfig, RunsAPlugInCreatedWithItsConfig) {
+  testing::TempDir dir;
+  std::filesystem::copy_file(ECHO_TOOL_PLUGIN_PATH, dir.Path("libecho.so"));
+  const std::string path = dir.Write("tools.yaml", R"yaml(tools:
+  - class_name: plugin
+    config: {library: libecho.so, greeting: hi}
+    tool_schema: {type: function, function: {name: weather}}
+)yaml");
+  absl::StatusOr<ToolSet> tools = LoadToolConfig(path);
+  ASSERT_TRUE(tools.ok()) << tools.status();
+  EXPECT_EQ(tools->Call("weather", {{"city", "Paris"}}), R"(config={"greeting":"hi"} arguments={"city":"Paris"})");
+  EXPECT_EQ(tools->Call("weather", {{"fail", true}}), "Error when executing tool: no such city");
+}
+
+TEST(ToolConfig, NamesWhatKeepsAPlugInFromLoading) {
+  testing::TempDir dir;
+  const auto error = [&](const std::string& config) {
+    const std::string path = dir.Write(
+        "tools.yaml", "tools:\n  - class_name: plugin\n    config: " + config +
+                          "\n    tool_schema: {type: function, function: {name: weather}}\n");
+    absl::StatusOr<ToolSet> tools = LoadToolConfig(path);
+    EXPECT_FALSE(tools.ok());
+    return std::string(tools.status().message());
+  };
+  EXPECT_THAT(error("{}"), HasSubstr("tools[0]: is a plugin without config.library, the path of its shared library"));
+  EXPECT_THAT(error("{library: libnothing.so}"), HasSubstr("cannot load tool plug-in " + dir.Path("libnothing.so")));
+  EXPECT_THAT(error("{library: " REWARD_PLUGIN_PATH "}"),
+              HasSubstr("does not export rollout_tool_abi_version (see tools/plugin_api.h)"));
+  EXPECT_THAT(error("{library: " ECHO_TOOL_PLUGIN_PATH ", refuse: true}"),
+              HasSubstr("could not create its tool: told to refuse"));
 }
 
 TEST(ToolConfig, MultiTurnNeedsAToolConfig) {

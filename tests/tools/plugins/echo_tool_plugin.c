@@ -1,0 +1,34 @@
+/* A tool plug-in for the loader's tests (tools/plugin_api.h): a call's result is the
+ * tool's config and the call's arguments as it got them; arguments with a "fail" key
+ * make the call fail, a config with a "refuse" key makes creation fail. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "tools/plugin_api.h"
+
+int rollout_tool_abi_version(void) { return ROLLOUT_TOOL_ABI_VERSION; }
+
+void* rollout_tool_create(const char* config, char* error, size_t error_size) {
+  if (strstr(config, "\"refuse\"") != NULL) {
+    strncpy(error, "told to refuse", error_size - 1);
+    return NULL;
+  }
+  char* copy = malloc(strlen(config) + 1);
+  if (copy != NULL) strcpy(copy, config);
+  return copy;
+}
+
+int rollout_tool_execute(void* tool, const char* arguments, RolloutToolWrite write, void* write_context) {
+  if (strstr(arguments, "\"fail\"") != NULL) {
+    write(write_context, "no such city", strlen("no such city"));
+    return 2;
+  }
+  const char* config = tool;
+  write(write_context, "config=", strlen("config="));
+  write(write_context, config, strlen(config));
+  write(write_context, " arguments=", strlen(" arguments="));
+  write(write_context, arguments, strlen(arguments));
+  return 0;
+}
+
+void rollout_tool_destroy(void* tool) { free(tool); }
