@@ -2,13 +2,13 @@
 
 #include <cmath>
 #include <cstdint>
-#include <filesystem>
 #include <utility>
 
 #include <yaml-cpp/yaml.h>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "common/file_util.h"
 #include "re2/re2.h"
 #include "tools/builtin_tools.h"
 #include "tools/plugin_tool.h"
@@ -59,10 +59,9 @@ absl::StatusOr<std::unique_ptr<Tool>> MakePluginTool(nlohmann::ordered_json conf
   if (library == config.end() || !library->is_string() || library->get<std::string>().empty()) {
     return absl::InvalidArgumentError("is a plugin without config.library, the path of its shared library");
   }
-  std::filesystem::path path = library->get<std::string>();
-  if (path.is_relative()) path = std::filesystem::path(config_path).parent_path() / path;
+  const std::string path = JoinPath(Dirname(config_path), library->get<std::string>());
   config.erase(library);
-  return LoadToolPlugin(path.string(), config);
+  return LoadToolPlugin(path, config);
 }
 
 absl::Status AddTool(const nlohmann::ordered_json& entry, const std::string& config_path, ToolSet& tools) {

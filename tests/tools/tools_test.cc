@@ -4,12 +4,12 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <memory>
 #include <string>
 
 #include <nlohmann/json.hpp>
 
+#include "common/file_util.h"
 #include "tests/support/temp_dir.h"
 #include "tools/builtin_tools.h"
 #include "tools/hermes_tool_calls.h"
@@ -116,7 +116,7 @@ TEST(ToolConfig, NamesTheFileAndTheToolForWhatIsWrong) {
 // The plug-in sits next to the tool config, which names it by a relative path.
 TEST(ToolConfig, RunsAPlugInCreatedWithItsConfig) {
   testing::TempDir dir;
-  std::filesystem::copy_file(ECHO_TOOL_PLUGIN_PATH, dir.Path("libecho.so"));
+  ASSERT_TRUE(WriteFileDurably(dir.Path("libecho.so"), ReadFile(ECHO_TOOL_PLUGIN_PATH).value()).ok());
   const std::string path = dir.Write("tools.yaml", R"yaml(tools:
   - class_name: plugin
     config: {library: libecho.so, greeting: hi}
