@@ -7,6 +7,7 @@
 #include "absl/status/status.h"
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/strings/string_view.h"
 #include "common/chat_json.h"
 #include "common/chat_training_marks.h"
@@ -43,8 +44,43 @@ absl::Status CheckChatMessages(const json& messages, const std::string& path) {
   return absl::OkStatus();
 }
 
+std::string FunctionName(const json& schema) { return schema["function"]["name"].get<std::string>(); }
+
+// row["extra_info"][key], or null when the row has no such object or key.
+json ExtraInfo(const json& row, const char* key) {
+  const auto extra_info = row.find("extra_info");
+  if (extra_info == row.end() || !extra_info->is_object()) return nullptr;
+  return extra_info->value(key, json());
+}
+
+// The schemas of options.offered_tools (a ToolSet's: each has a function name) that
+// `row` offers: those its extra_info.tool_selection names, else all (as verl: also for
+// an empty selection).
+absl::StatusOr<json> SelectedTools(const json& row, const DatasetOptions& options) {
+  const json selection = ExtraInfo(row, "tool_selection");
+  const json all(json::array_t(options.offered_tools.begin(), options.offered_tools.end()));
+  if (selection.is_null() || (selection.is_array() && selection.empty())) return all;
+  if (!selection.is_array()) {
+    return RowError("extra_info.tool_selection", absl::StrCat("must be a list of tool names, not ", selection.type_name()));
+  }
+  json selected = json::array();
+  for (const json& name : selection) {
+    const auto schema = std::find_if(all.begin(), all.end(),
+                                     [&](const json& tool) { return name.is_string() && FunctionName(tool) == name; });
+    if (schema == all.end()) {
+      std::vector<std::string> names;
+      for (const json& tool : all) names.push_back(FunctionName(tool));
+      return RowError("extra_info.tool_selection",
+                      absl::StrCat("names ", name.dump(), ", which rollout.multi_turn.tool_config_path does not hold "
+                                   "(it holds ", absl::StrJoin(names, ", "), ")"));
+    }
+    if (std::find(selected.begin(), selected.end(), *schema) == selected.end()) selected.push_back(*schema);
+  }
+  return selected;
+}
+
 // The tool schemas `row` offers under options.tools_key (none when it has no such key),
-// or options.offered_tools.
+// or those of options.offered_tools it selects.
 absl::StatusOr<json> RowTools(const json& row, const DatasetOptions& options) {
   const auto tools = row.find(options.tools_key);
   absl::StatusOr<std::vector<json>> schemas =
@@ -55,14 +91,35 @@ absl::StatusOr<json> RowTools(const json& row, const DatasetOptions& options) {
     return RowError(options.tools_key, "offers tools of its own, but the prompts offer the tools of "
                                        "rollout.multi_turn.tool_config_path; drop one");
   }
-  return json(json::array_t(options.offered_tools.begin(), options.offered_tools.end()));
+  return SelectedTools(row, options);
 }
 
-// A chat prompt of `messages` as Prompt::content holds it, with the row's tools if any.
+// `row`'s extra_info.tools_kwargs ({} when it has none) for its prompt offering `tools`
+// of options.offered_tools, checked by options.check_tools_kwargs.
+absl::StatusOr<json> RowToolsKwargs(const json& row, const json& tools, const DatasetOptions& options) {
+  json tools_kwargs = ExtraInfo(row, "tools_kwargs");
+  if (tools_kwargs.is_null()) tools_kwargs = json::object();
+  if (options.check_tools_kwargs) {
+    std::vector<std::string> offered;
+    for (const json& tool : tools) offered.push_back(FunctionName(tool));
+    if (absl::Status status = options.check_tools_kwargs(tools_kwargs, offered); !status.ok()) {
+      return RowError("extra_info.tools_kwargs", status.message());
+    }
+  }
+  return tools_kwargs;
+}
+
+// A chat prompt of `messages` as Prompt::content holds it, with the row's tools if any
+// and, in a multi-turn rollout, its tools_kwargs.
 absl::StatusOr<Prompt> ChatPrompt(const json& messages, const json& row, const DatasetOptions& options) {
   ASSIGN_OR_RETURN(const json tools, RowTools(row, options));
   if (tools.empty()) return Prompt{Prompt::Format::kChat, messages.dump()};
-  return Prompt{Prompt::Format::kChat, json{{"messages", messages}, {"tools", tools}}.dump()};
+  json content{{"messages", messages}, {"tools", tools}};
+  if (!options.offered_tools.empty()) {
+    ASSIGN_OR_RETURN(json tools_kwargs, RowToolsKwargs(row, tools, options));
+    if (!tools_kwargs.empty()) content["tools_kwargs"] = std::move(tools_kwargs);
+  }
+  return Prompt{Prompt::Format::kChat, content.dump()};
 }
 
 // A value found under a key path, with the path for messages ("extra_info.question").

@@ -16,7 +16,10 @@
 // the model's chat template. A chat row may offer the model tools under
 // DatasetOptions::tools_key (TRL's "tools" column); the template writes their schemas
 // into the system message. DatasetOptions::offered_tools (a multi-turn rollout's tools)
-// are offered by every chat prompt instead; a row may then offer none of its own. A text
+// are offered by every chat prompt instead — or those its extra_info.tool_selection
+// names (verl's per-row tool selection) — and a row may then offer none of its own; its
+// extra_info.tools_kwargs (verl's per-row values for the tools' calls, tools/tool.h)
+// travel with the prompt, checked by DatasetOptions::check_tools_kwargs. A text
 // prompt offering tools is refused. A response (an SFT pair's,
 // chosen, rejected) is text, which the worker encodes and ends with the end-of-sequence
 // token, or — after a chat prompt — chat messages that continue the conversation (TRL's
@@ -45,11 +48,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "absl/status/status.h"
 #include "absl/status/statusor.h"
 
 namespace rollout::controller {
@@ -111,6 +116,11 @@ struct DatasetOptions {
   std::string tools_key = "tools";        // data.multiturn.tools_key: any chat row's tools
   // Tool schemas every chat prompt offers (rollout.multi_turn's tools, tools/tool_config.h).
   std::vector<nlohmann::ordered_json> offered_tools;
+  // With offered_tools: whether a row offering the tools named `offered` may have
+  // extra_info.tools_kwargs `tools_kwargs` ({} when it has none; tools::ToolSet::
+  // CheckToolsKwargs); its error's message follows "extra_info.tools_kwargs" in the row's.
+  std::function<absl::Status(const nlohmann::ordered_json& tools_kwargs, const std::vector<std::string>& offered)>
+      check_tools_kwargs;
   bool skip_bad_rows = false;
 };
 

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <optional>
 
 #include "absl/strings/ascii.h"
@@ -109,8 +110,13 @@ absl::StatusOr<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(const PpoTrainerS
   trainer->rollout_weights_stale_ = groups.rollout != groups.policy;
   DatasetOptions options = DatasetOptionsFrom(recipe.data());
   // The multi-turn rollout's tools: every prompt offers them (the workers run them).
-  ASSIGN_OR_RETURN(const tools::ToolSet tools, tools::LoadMultiTurnTools(recipe.rollout().multi_turn()));
-  options.offered_tools = tools.schemas();
+  ASSIGN_OR_RETURN(tools::ToolSet loaded_tools, tools::LoadMultiTurnTools(recipe.rollout().multi_turn()));
+  const auto tool_set = std::make_shared<const tools::ToolSet>(std::move(loaded_tools));
+  options.offered_tools = tool_set->schemas();
+  options.check_tools_kwargs = [tool_set](const nlohmann::ordered_json& tools_kwargs,
+                                          const std::vector<std::string>& offered) {
+    return tool_set->CheckToolsKwargs(tools_kwargs, offered);
+  };
   ASSIGN_OR_RETURN(trainer->train_, LoadPromptDataset(Files(recipe.data().train_files()), options));
   LogSkippedRows(trainer->train_, "training");
   if (recipe.data().val_files_size() > 0) {

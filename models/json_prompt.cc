@@ -53,6 +53,10 @@ absl::StatusOr<ChatPrompt> ParseChatPrompt(const ordered_json& value) {
     if (!tools.ok()) return absl::InvalidArgumentError(absl::StrCat("\"tools\" ", tools.status().message()));
     prompt.tools = *std::move(tools);
   }
+  if (wrapped && value.contains("tools_kwargs")) {
+    if (!value.at("tools_kwargs").is_object()) return absl::InvalidArgumentError("\"tools_kwargs\" is not an object");
+    prompt.tools_kwargs = value.at("tools_kwargs");
+  }
   return prompt;
 }
 

@@ -22,10 +22,14 @@ absl::StatusOr<std::vector<int32_t>> ParseTokenIds(const nlohmann::json& value);
 struct ChatPrompt {
   std::vector<ChatMessage> messages;
   std::vector<nlohmann::ordered_json> tools;  // JSON schemas, keys in the data's order
+  // What the row brings for its tools' calls in a multi-turn rollout (verl's
+  // extra_info.tools_kwargs, tools/tool.h); carried, not read, here.
+  nlohmann::ordered_json tools_kwargs = nlohmann::ordered_json::object();
 };
 
-// {"messages": [...], "tools": [...]} ("tools" optional) or the bare list of messages,
-// in common/chat_json.h's shapes; InvalidArgument naming the message or the tools
+// {"messages": [...], "tools": [...], "tools_kwargs": {...}} ("tools" and
+// "tools_kwargs" optional) or the bare list of messages, in common/chat_json.h's shapes;
+// InvalidArgument naming the message, the tools or tools_kwargs (when not an object)
 // otherwise.
 absl::StatusOr<ChatPrompt> ParseChatPrompt(const nlohmann::ordered_json& value);
 // The same of JSON text; InvalidArgument for text that is not JSON.

@@ -2,14 +2,20 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/status_macros.h"
+#include "absl/strings/match.h"
 #include "rewards/arithmetic.h"
+#include "rewards/builtin_rewards.h"
+#include "rewards/python_text.h"
+#include "tools/python_values.h"
 
 namespace rollout::tools {
 namespace {
 
 class Calculator : public Tool {
  public:
-  absl::StatusOr<std::string> Execute(const nlohmann::ordered_json& arguments) const override {
+  absl::StatusOr<std::string> Execute(const nlohmann::ordered_json& arguments,
+                                      const nlohmann::ordered_json& /*create_kwargs*/) const override {
     const auto expression = arguments.find("expression");
     if (expression == arguments.end() || !expression->is_string()) {
       return absl::InvalidArgumentError("calculator takes a string \"expression\"");
@@ -21,9 +27,49 @@ class Calculator : public Tool {
   }
 };
 
+class Gsm8kTool : public Tool {
+ public:
+  Gsm8kTool() : reward_(rewards::MakeGsm8kReward({/*method=*/"flexible", /*format_score=*/0.0, /*score=*/1.0})) {}
+
+  absl::Status CheckCreateKwargs(const nlohmann::ordered_json& create_kwargs) const override {
+    return GroundTruth(create_kwargs).status();
+  }
+
+  absl::StatusOr<std::string> Execute(const nlohmann::ordered_json& arguments,
+                                      const nlohmann::ordered_json& create_kwargs) const override {
+    ASSIGN_OR_RETURN(const std::string ground_truth, GroundTruth(create_kwargs));
+    const auto given = arguments.find("answer");
+    const std::string answer = given == arguments.end() ? "" : PythonStr(*given);
+    rewards::RewardInput input;
+    input.response = absl::StartsWith(answer, "#### ") ? answer : absl::StrCat("#### ", answer);
+    input.ground_truth = ground_truth;
+    ASSIGN_OR_RETURN(const rewards::RewardOutput scored, reward_->Score(input));
+    // verl's reward is the int 0 when its answer pattern, [0-9.,], matches nothing in the
+    // response's last 300 characters, else the float score or format_score.
+    const bool no_answer =
+        rewards::LastCodePoints(input.response, 300).find_first_of("0123456789.,") == absl::string_view::npos;
+    return absl::StrCat("Current parsed answer=", PythonRepr(answer),
+                        " reward=", no_answer ? "0" : PythonRepr(scored.score));
+  }
+
+ private:
+  static absl::StatusOr<std::string> GroundTruth(const nlohmann::ordered_json& create_kwargs) {
+    const auto ground_truth = create_kwargs.find("ground_truth");
+    if (ground_truth == create_kwargs.end()) {
+      return absl::InvalidArgumentError("needs a ground_truth, which the gsm8k tool scores answers against");
+    }
+    if (ground_truth->is_string()) return ground_truth->get<std::string>();
+    if (ground_truth->is_number_integer()) return ground_truth->dump();
+    return absl::InvalidArgumentError(
+        absl::StrCat("has a ground_truth that is ", ground_truth->type_name(), ", not a string or an integer"));
+  }
+
+  std::unique_ptr<rewards::RewardFunction> reward_;
+};
+
 }  // namespace
 
-std::vector<std::string> BuiltinToolNames() { return {"calculator"}; }
+std::vector<std::string> BuiltinToolNames() { return {"calculator", "gsm8k", "verl.tools.gsm8k_tool.Gsm8kTool"}; }
 
 absl::StatusOr<std::unique_ptr<Tool>> MakeBuiltinTool(const std::string& class_name,
                                                       const nlohmann::ordered_json& config) {
@@ -32,6 +78,12 @@ absl::StatusOr<std::unique_ptr<Tool>> MakeBuiltinTool(const std::string& class_n
       return absl::InvalidArgumentError(absl::StrCat("calculator takes no config; got ", config.dump()));
     }
     return std::make_unique<Calculator>();
+  }
+  if (class_name == "gsm8k" || class_name == "verl.tools.gsm8k_tool.Gsm8kTool") {
+    if (!config.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(class_name, " takes no config; got ", config.dump()));
+    }
+    return std::make_unique<Gsm8kTool>();
   }
   return absl::InvalidArgumentError(absl::StrCat("no built-in tool has class_name '", class_name,
                                                  "' (Python tools cannot be loaded); the built-in tools: ",

@@ -5,6 +5,15 @@
 //                (+ - * / and parentheses, rewards/arithmetic.h); a fraction is written
 //                "-5/2". A malformed expression or a division by zero is an error the
 //                model sees.
+//   gsm8k        verl's Gsm8kTool (also by its class_name verl.tools.gsm8k_tool.Gsm8kTool):
+//                {"answer": "72"} -> "Current parsed answer='72' reward=1.0" (reward=0
+//                when no number was found, as verl's int 0), the answer
+//                ("#### " put before it unless it starts so) scored by verl's gsm8k
+//                reward, flexible (rewards/builtin_rewards.h), against the trajectory's
+//                create_kwargs.ground_truth (a string or an integer), which every row
+//                offering it must carry (verl's extra_info.tools_kwargs). A missing
+//                answer is "", any other JSON value its Python str(). Each call stands
+//                alone, as in verl's tool agent loop.
 #pragma once
 
 #include <memory>

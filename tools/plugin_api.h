@@ -14,8 +14,8 @@
  *   #include "tools/plugin_api.h"
  *   int rollout_tool_abi_version(void) { return ROLLOUT_TOOL_ABI_VERSION; }
  *   void* rollout_tool_create(const char* config, char* error, size_t error_size) { ... }
- *   int rollout_tool_execute(void* tool, const char* arguments, RolloutToolWrite write,
- *                            void* write_context) {
+ *   int rollout_tool_execute(void* tool, const char* arguments, const char* create_kwargs,
+ *                            RolloutToolWrite write, void* write_context) {
  *     write(write_context, "22", 2);
  *     return 0;
  *   }
@@ -34,7 +34,7 @@ extern "C" {
 #endif
 
 /* Bumped whenever a declaration below changes incompatibly. */
-#define ROLLOUT_TOOL_ABI_VERSION 1
+#define ROLLOUT_TOOL_ABI_VERSION 2
 
 /* Appends `size` bytes of `text` (UTF-8) to the call's result. */
 typedef void (*RolloutToolWrite)(void* write_context, const char* text, size_t size);
@@ -44,10 +44,13 @@ int rollout_tool_abi_version(void);
 /* A tool set up with `config` (a JSON object as text), passed back to the calls below
  * (a tool without state may return any non-NULL pointer). NULL when it cannot be, with a NUL-terminated message written into error[0, error_size). */
 void* rollout_tool_create(const char* config, char* error, size_t error_size);
-/* Runs one call with `arguments` (a JSON object as text), writing its result through
- * `write`. Returns 0 on success; non-zero means the call failed, and what was written is
- * the error the model is shown. */
-int rollout_tool_execute(void* tool, const char* arguments, RolloutToolWrite write, void* write_context);
+/* Runs one call with `arguments` (a JSON object as text) in a trajectory whose
+ * create_kwargs for this tool are `create_kwargs` (a JSON object as text, "{}" when its
+ * row has none: verl's extra_info.tools_kwargs.<tool name>.create_kwargs), writing its
+ * result through `write`. Returns 0 on success; non-zero means the call failed, and what
+ * was written is the error the model is shown. */
+int rollout_tool_execute(void* tool, const char* arguments, const char* create_kwargs, RolloutToolWrite write,
+                         void* write_context);
 /* Releases what rollout_tool_create set up. */
 void rollout_tool_destroy(void* tool);
 

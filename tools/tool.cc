@@ -1,12 +1,34 @@
 #include "tools/tool.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 
 namespace rollout::tools {
+namespace {
 
-absl::Status ToolSet::Add(nlohmann::ordered_json schema, std::unique_ptr<Tool> tool) {
+using json = nlohmann::ordered_json;
+
+bool Offers(const std::vector<std::string>& offered, const std::string& name) {
+  return offered.empty() || std::find(offered.begin(), offered.end(), name) != offered.end();
+}
+
+// The create_kwargs of tool `name` in `tools_kwargs` (checked by CheckToolsKwargs), or {}.
+const json& CreateKwargs(const json& tools_kwargs, const std::string& name) {
+  static const json* const kNone = new json(json::object());
+  const auto entry = tools_kwargs.find(name);
+  if (entry == tools_kwargs.end()) return *kNone;
+  const auto create_kwargs = entry->find("create_kwargs");
+  return create_kwargs == entry->end() ? *kNone : *create_kwargs;
+}
+
+}  // namespace
+
+absl::Status Tool::CheckCreateKwargs(const json& /*create_kwargs*/) const { return absl::OkStatus(); }
+
+absl::Status ToolSet::Add(json schema, std::unique_ptr<Tool> tool) {
   const auto function = schema.find("function");
   if (!schema.is_object() || function == schema.end() || !function->is_object() ||
       !function->contains("name") || !(*function)["name"].is_string()) {
@@ -22,16 +44,49 @@ absl::Status ToolSet::Add(nlohmann::ordered_json schema, std::unique_ptr<Tool> t
   return absl::OkStatus();
 }
 
-std::string ToolSet::Call(const std::string& name, const nlohmann::ordered_json& arguments) const {
+absl::Status ToolSet::CheckToolsKwargs(const json& tools_kwargs, const std::vector<std::string>& offered) const {
+  if (!tools_kwargs.is_object()) {
+    return absl::InvalidArgumentError(absl::StrCat("must be an object of tool names, not ", tools_kwargs.type_name()));
+  }
+  for (const auto& [name, entry] : tools_kwargs.items()) {
+    if (by_name_.count(name) == 0 || !Offers(offered, name)) {
+      std::vector<std::string> names;
+      for (const auto& [known, tool] : by_name_) {
+        if (Offers(offered, known)) names.push_back(known);
+      }
+      return absl::InvalidArgumentError(absl::StrCat("names ", name, ", which the prompt does not offer (it offers ",
+                                                     absl::StrJoin(names, ", "), ")"));
+    }
+    if (!entry.is_object()) {
+      return absl::InvalidArgumentError(absl::StrCat(name, " must be an object, not ", entry.type_name()));
+    }
+    const auto create_kwargs = entry.find("create_kwargs");
+    if (create_kwargs != entry.end() && !create_kwargs->is_object()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(name, ".create_kwargs must be an object, not ", create_kwargs->type_name()));
+    }
+  }
+  for (const auto& [name, tool] : by_name_) {
+    if (!Offers(offered, name)) continue;
+    if (absl::Status status = tool->CheckCreateKwargs(CreateKwargs(tools_kwargs, name)); !status.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(name, ".create_kwargs ", status.message()));
+    }
+  }
+  return absl::OkStatus();
+}
+
+std::string ToolSet::Call(const std::string& name, const json& arguments, const Trajectory& trajectory) const {
   const char kError[] = "Error when executing tool: ";
   const auto tool = by_name_.find(name);
-  if (tool == by_name_.end()) {
+  if (tool == by_name_.end() || !Offers(trajectory.offered, name)) {
     std::string known;
-    for (const auto& entry : by_name_) absl::StrAppend(&known, known.empty() ? "" : ", ", entry.first);
+    for (const auto& entry : by_name_) {
+      if (Offers(trajectory.offered, entry.first)) absl::StrAppend(&known, known.empty() ? "" : ", ", entry.first);
+    }
     return absl::StrCat(kError, "no tool is named '", name, "' (the tools: ", known, ")");
   }
   if (!arguments.is_object()) return absl::StrCat(kError, "the arguments are not a JSON object");
-  absl::StatusOr<std::string> result = tool->second->Execute(arguments);
+  absl::StatusOr<std::string> result = tool->second->Execute(arguments, CreateKwargs(trajectory.tools_kwargs, name));
   if (!result.ok()) return absl::StrCat(kError, result.status().message());
   return *std::move(result);
 }

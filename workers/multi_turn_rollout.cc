@@ -37,6 +37,21 @@ void AppendReply(const engine::Completion& reply, Sample& sample) {
   ++sample.replies;
 }
 
+// What `conversation` may call: the tools its prompt offers (the controller wrote a
+// subset of the tool set's schemas there for rows with a tool_selection), and with its
+// row's tools_kwargs.
+tools::Trajectory TrajectoryOf(const models::ChatPrompt& conversation) {
+  tools::Trajectory trajectory;
+  for (const nlohmann::ordered_json& schema : conversation.tools) {
+    const auto function = schema.find("function");
+    if (function == schema.end() || !function->is_object()) continue;
+    const auto name = function->find("name");
+    if (name != function->end() && name->is_string()) trajectory.offered.push_back(name->get<std::string>());
+  }
+  trajectory.tools_kwargs = conversation.tools_kwargs;
+  return trajectory;
+}
+
 // The text of the tool turn after `sample`'s last reply: its calls run, their results
 // as tool messages, written as the template writes them after the reply's end token,
 // with the next assistant header. None when the conversation ends with the reply.
@@ -51,10 +66,11 @@ absl::StatusOr<std::optional<std::string>> ToolTurnText(const Sample& sample, co
   if (parsed.calls.size() > static_cast<size_t>(options.max_parallel_calls)) {
     parsed.calls.resize(static_cast<size_t>(options.max_parallel_calls));
   }
+  const tools::Trajectory trajectory = TrajectoryOf(conversation);
   std::vector<models::ChatMessage> messages = conversation.messages;
   const size_t reply = messages.size();
   for (const models::ChatToolCall& call : parsed.calls) {
-    messages.push_back({"tool", tools::TruncateToolResponse(tools.Call(call.name, call.arguments),
+    messages.push_back({"tool", tools::TruncateToolResponse(tools.Call(call.name, call.arguments, trajectory),
                                                             options.max_tool_response_length,
                                                             options.tool_response_truncate_side)});
   }

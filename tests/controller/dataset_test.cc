@@ -6,10 +6,14 @@
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
+#include <algorithm>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "tests/support/temp_dir.h"
+#include "tools/builtin_tools.h"
+#include "tools/tool.h"
 
 namespace rollout::controller {
 namespace {
@@ -382,6 +386,55 @@ TEST(Dataset, ChatRowsCarryTheirToolsInTheirPrompt) {
   EXPECT_EQ(conversations.examples[0].response.content,
             R"([{"role":"assistant","content":null,"tool_calls":[{"type":"function","function":{"name":"add",)"
             R"("arguments":{"a":2,"b":3}}}]},{"role":"tool","content":"5"},{"role":"assistant","content":"5"}])");
+}
+
+// A multi-turn rollout's prompts offer its tools (or those a row's
+// extra_info.tool_selection names) and carry the row's extra_info.tools_kwargs, which
+// the tools check as the data loads (verl's GSM8K multi-turn rows).
+TEST(PromptDataset, OffersTheRolloutsToolsWithEachRowsSelectionAndToolsKwargs) {
+  using json = nlohmann::ordered_json;
+  auto tool_set = std::make_shared<tools::ToolSet>();
+  for (const std::string name : {"calculator", "gsm8k"}) {
+    const json schema = {{"type", "function"}, {"function", {{"name", name}}}};
+    ASSERT_TRUE(tool_set->Add(schema, tools::MakeBuiltinTool(name, json::object()).value()).ok());
+  }
+  DatasetOptions options;
+  options.offered_tools = tool_set->schemas();
+  options.check_tools_kwargs = [tool_set](const json& tools_kwargs, const std::vector<std::string>& offered) {
+    return tool_set->CheckToolsKwargs(tools_kwargs, offered);
+  };
+  const std::string messages = R"("prompt": [{"role": "user", "content": "2+3?"}], "ground_truth": "5")";
+  const std::string kwargs = R"("tools_kwargs": {"gsm8k": {"create_kwargs": {"ground_truth": "5"}}})";
+  const Dataset<PromptExample> dataset =
+      LoadPrompts("{" + messages + R"(, "extra_info": {"index": 0, )" + kwargs + "}}\n{" + messages +
+                      R"(, "extra_info": {"tool_selection": ["calculator"]}})" + "\n",
+                  options)
+          .value();
+  ASSERT_EQ(dataset.examples.size(), 2u);
+  EXPECT_EQ(dataset.examples[0].prompt.content,
+            R"({"messages":[{"role":"user","content":"2+3?"}],"tools":[{"type":"function","function":{"name":)"
+            R"("calculator"}},{"type":"function","function":{"name":"gsm8k"}}],"tools_kwargs":{"gsm8k":{"create_kwargs":)"
+            R"({"ground_truth":"5"}}}})");
+  EXPECT_EQ(dataset.examples[1].prompt.content,
+            R"({"messages":[{"role":"user","content":"2+3?"}],"tools":[{"type":"function","function":{"name":)"
+            R"("calculator"}}]})");
+
+  const auto error = [&](const std::string& extra_info) {
+    const absl::StatusOr<Dataset<PromptExample>> loaded =
+        LoadPrompts("{" + messages + R"(, "extra_info": )" + extra_info + "}\n", options);
+    const std::string message(loaded.status().message());
+    return message.substr(std::min(message.size(), message.find("rows.jsonl")));
+  };
+  EXPECT_EQ(error("{}"), "rows.jsonl:1: \"extra_info.tools_kwargs\" gsm8k.create_kwargs needs a ground_truth, which "
+                         "the gsm8k tool scores answers against");
+  EXPECT_EQ(error(R"({"tool_selection": ["gsm8k"], "tools_kwargs": {"calculator": {}}})"),
+            "rows.jsonl:1: \"extra_info.tools_kwargs\" names calculator, which the prompt does not offer (it offers "
+            "gsm8k)");
+  EXPECT_EQ(error(R"({"tool_selection": ["search"]})"),
+            "rows.jsonl:1: \"extra_info.tool_selection\" names \"search\", which rollout.multi_turn.tool_config_path "
+            "does not hold (it holds calculator, gsm8k)");
+  EXPECT_EQ(error(R"({"tool_selection": "calculator"})"),
+            "rows.jsonl:1: \"extra_info.tool_selection\" must be a list of tool names, not string");
 }
 
 TEST(ConversationDataset, LoadsMessagesUnderTheMessagesKey) {

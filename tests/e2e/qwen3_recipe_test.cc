@@ -4,7 +4,7 @@
 // to train on, everything else as the recipe says — in particular its
 // data.apply_chat_template_kwargs.enable_thinking: false, which must reach the rollout's
 // prompts, as must the tools each row offers (a "tools" column, TRL's) or the recipe's
-// multi-turn rollout offers (rollout.multi_turn with recipes/tools/calculator.yaml).
+// multi-turn rollout offers (rollout.multi_turn with recipes/tools/gsm8k.yaml).
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -59,6 +59,20 @@ std::string WriteRowsWithTools(const std::string& path) {
   return R"({"type": "function", "function": {"name": "calc", "parameters": {"type": "object"}}})";
 }
 
+// gsm8k_tiny.jsonl's rows as verl's GSM8K multi-turn data has them: each carries its
+// ground truth for the gsm8k tool under extra_info.tools_kwargs.
+void WriteRowsWithToolsKwargs(const std::string& path) {
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  std::string rows;
+  for (const absl::string_view line : absl::StrSplit(ReadFile(source + "/tests/data/gsm8k_tiny.jsonl").value(), '\n')) {
+    if (line.empty()) continue;
+    nlohmann::ordered_json row = nlohmann::ordered_json::parse(line);
+    row["extra_info"]["tools_kwargs"]["calc_gsm8k_reward"]["create_kwargs"]["ground_truth"] = row["reward_model"]["ground_truth"];
+    absl::StrAppend(&rows, row.dump(), "\n");
+  }
+  EXPECT_TRUE(WriteFileAtomically(path, rows).ok());
+}
+
 TEST(Qwen3Recipe, TrainsTwoStepsOnTheCpuWithThinkingOffAndTheRowsTools) {
   testing::TempDir dir("qwen3_recipe_e2e");
   WriteTinyQwen3(dir.Path("model"));
@@ -97,21 +111,23 @@ TEST(Qwen3Recipe, TrainsTwoStepsOnTheCpuWithThinkingOffAndTheRowsTools) {
 
 // The random model calls no tool, so each response is one reply (num_turns 2); what
 // this checks is the wiring: the workers load the tools, every prompt offers them, and
-// the multi-turn rollout's batch trains and reports its turns.
-TEST(Qwen3Recipe, TrainsWithAMultiTurnRolloutOfferingTheCalculator) {
+// the multi-turn rollout's batch trains and reports its turns. The rows carry their
+// ground truths for verl's gsm8k tool (extra_info.tools_kwargs) to the workers.
+TEST(Qwen3Recipe, TrainsWithAMultiTurnRolloutOfferingTheGsm8kTool) {
   testing::TempDir dir("qwen3_multi_turn_e2e");
   WriteTinyQwen3(dir.Path("model"));
   const std::string source = ROLLOUT_SOURCE_DIR;
+  WriteRowsWithToolsKwargs(dir.Path("gsm8k_tools_kwargs.jsonl"));
   const testing::CommandResult train = RolloutIn(
       dir.path(),
       {"train", source + "/recipes/grpo_gsm8k_qwen3_0.6b.yaml",
-       "data.train_files=[" + source + "/tests/data/gsm8k_tiny.jsonl]", "data.val_files=[]",
+       "data.train_files=[" + dir.Path("gsm8k_tools_kwargs.jsonl") + "]", "data.val_files=[]",
        "actor.model.path=" + dir.Path("model"), "trainer.device=cpu", "actor.model.dtype=float32",
        "rollout.dtype=float32", "rollout.cpu_kv_cache_gib=0.05", "data.train_batch_size=4",
        "actor.ppo_mini_batch_size=2", "actor.ppo_micro_batch_size_per_gpu=2", "rollout.n=2",
        "data.max_prompt_length=1024", "data.max_response_length=8", "trainer.total_training_steps=1",
        "trainer.save_freq=-1", "trainer.logger=[console,jsonl]", "trainer.rollout_data_dir=dumps",
-       "rollout.multi_turn.enable=true", "rollout.multi_turn.tool_config_path=" + source + "/recipes/tools/calculator.yaml",
+       "rollout.multi_turn.enable=true", "rollout.multi_turn.tool_config_path=" + source + "/recipes/tools/gsm8k.yaml",
        "rollout.multi_turn.max_assistant_turns=3"});
   ASSERT_EQ(train.exit_code, 0) << train.output;
 
@@ -123,8 +139,18 @@ TEST(Qwen3Recipe, TrainsWithAMultiTurnRolloutOfferingTheCalculator) {
   const auto dumped = ReadJsonLines(dir.Path("dumps/1.jsonl"));
   ASSERT_EQ(dumped.size(), 8u);
   for (const nlohmann::json& line : dumped) {
-    EXPECT_THAT(line["input"].get<std::string>(), ::testing::HasSubstr("\"name\": \"calculator\""));
+    EXPECT_THAT(line["input"].get<std::string>(), ::testing::HasSubstr("\"name\": \"calc_gsm8k_reward\""));
   }
+
+  // A row without the ground truth the gsm8k tool needs is refused, naming it.
+  const testing::CommandResult without = RolloutIn(
+      dir.path(), {"train", source + "/recipes/grpo_gsm8k_qwen3_0.6b.yaml",
+                   "data.train_files=[" + source + "/tests/data/gsm8k_tiny.jsonl]", "data.val_files=[]",
+                   "actor.model.path=" + dir.Path("model"), "trainer.device=cpu", "rollout.multi_turn.enable=true",
+                   "rollout.multi_turn.tool_config_path=" + source + "/recipes/tools/gsm8k.yaml"});
+  EXPECT_NE(without.exit_code, 0);
+  EXPECT_THAT(without.output, ::testing::HasSubstr("gsm8k_tiny.jsonl:1: \"extra_info.tools_kwargs\" calc_gsm8k_reward."
+                                                   "create_kwargs needs a ground_truth"));
 
   // A row that offers tools of its own besides the recipe's is refused, naming both.
   WriteRowsWithTools(dir.Path("gsm8k_tools.jsonl"));

@@ -153,6 +153,13 @@ TEST(ChatTools, PromptJsonKeepsKeyOrderAndSaysWhatIsWrong) {
   EXPECT_EQ(ParseChatPrompt(ordered_json::parse(R"({"messages": [], "tools": {"name": "f"}})")).status().message(),
             "\"tools\" must be a list of tool schemas, not object");
   EXPECT_EQ(ParseChatPromptText("[{").status().message(), "the chat prompt is not valid JSON");
+  // A multi-turn rollout's row values for its tools travel with the prompt.
+  const ChatPrompt with_kwargs =
+      ParseChatPromptText(R"({"messages": [], "tools_kwargs": {"f": {"create_kwargs": {"x": 1}}}})").value();
+  EXPECT_EQ(with_kwargs.tools_kwargs.dump(), R"({"f":{"create_kwargs":{"x":1}}})");
+  EXPECT_TRUE(ParseChatPromptText(R"({"messages": []})")->tools_kwargs.empty());
+  EXPECT_EQ(ParseChatPromptText(R"({"messages": [], "tools_kwargs": []})").status().message(),
+            "\"tools_kwargs\" is not an object");
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
-// Tools for multi-turn rollouts: the tool set and its errors as the model sees them,
-// the built-in calculator, verl's tool config files, Hermes tool calls in replies and
-// verl's truncation of long results.
+// Tools for multi-turn rollouts: the tool set and its errors as the model sees them, a
+// trajectory's tools_kwargs and tool selection, the built-in calculator and gsm8k tools,
+// Python's repr of tool results, verl's tool config files, Hermes tool calls in replies
+// and verl's truncation of long results.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -13,6 +14,7 @@
 #include "tests/support/temp_dir.h"
 #include "tools/builtin_tools.h"
 #include "tools/hermes_tool_calls.h"
+#include "tools/python_values.h"
 #include "tools/tool_config.h"
 #include "tools/tool_response.h"
 
@@ -49,6 +51,97 @@ TEST(ToolSet, ShowsFailuresToTheModelAsVerlDoes) {
             "Error when executing tool: calculator takes a string \"expression\"");
   EXPECT_EQ(tools.Call("calculator", {{"expression", "1 / 0"}}),
             "Error when executing tool: division by zero at column 3");
+}
+
+ordered_json Gsm8kSchema() {
+  return ordered_json::parse(R"({"type": "function", "function": {"name": "calc_gsm8k_reward"}})");
+}
+
+ToolSet CalculatorAndGsm8k() {
+  ToolSet tools;
+  EXPECT_TRUE(tools.Add(CalculatorSchema(), Calculator()).ok());
+  EXPECT_TRUE(tools.Add(Gsm8kSchema(), MakeBuiltinTool("gsm8k", ordered_json::object()).value()).ok());
+  return tools;
+}
+
+// verl's Gsm8kTool: f"Current parsed {answer=} {reward=}", the answer scored with
+// "#### " before it (values from verl's tool in Python).
+TEST(Gsm8kTool, WritesWhatVerlsToolWritesScoringAgainstTheRowsGroundTruth) {
+  const ToolSet tools = CalculatorAndGsm8k();
+  Trajectory trajectory;
+  trajectory.tools_kwargs = {{"calc_gsm8k_reward", {{"create_kwargs", {{"ground_truth", "72"}}}}}};
+  const auto call = [&](const ordered_json& arguments) {
+    return tools.Call("calc_gsm8k_reward", arguments, trajectory);
+  };
+  EXPECT_EQ(call({{"answer", "72"}}), "Current parsed answer='72' reward=1.0");
+  EXPECT_EQ(call({{"answer", "#### 72"}}), "Current parsed answer='#### 72' reward=1.0");
+  EXPECT_EQ(call({{"answer", 72}}), "Current parsed answer='72' reward=1.0");
+  EXPECT_EQ(call({{"answer", 72.0}}), "Current parsed answer='72.0' reward=0.0");
+  EXPECT_EQ(call({{"answer", "It's 71"}}), "Current parsed answer=\"It's 71\" reward=0.0");
+  EXPECT_EQ(call(ordered_json::object()), "Current parsed answer='' reward=0");  // verl's int 0: no number
+  trajectory.tools_kwargs["calc_gsm8k_reward"]["create_kwargs"]["ground_truth"] = 18;
+  EXPECT_EQ(call({{"answer", "18"}}), "Current parsed answer='18' reward=1.0");
+  EXPECT_EQ(tools.Call("calc_gsm8k_reward", {{"answer", "18"}}),
+            "Error when executing tool: needs a ground_truth, which the gsm8k tool scores answers against");
+}
+
+TEST(ToolSet, ChecksATrajectorysToolsKwargsNamingTheEntry) {
+  const ToolSet tools = CalculatorAndGsm8k();
+  const auto check = [&](const std::string& tools_kwargs, const std::vector<std::string>& offered) {
+    return std::string(tools.CheckToolsKwargs(ordered_json::parse(tools_kwargs), offered).message());
+  };
+  const std::vector<std::string> all;
+  EXPECT_EQ(check(R"({"calc_gsm8k_reward": {"create_kwargs": {"ground_truth": "3"}, "execute_kwargs": {}}})", all), "");
+  EXPECT_EQ(check(R"({"calculator": {}})", {"calculator"}), "");  // the gsm8k tool is not offered
+  EXPECT_EQ(check(R"([])", all), "must be an object of tool names, not array");
+  EXPECT_EQ(check(R"({"calc": {}})", all),
+            "names calc, which the prompt does not offer (it offers calc_gsm8k_reward, calculator)");
+  EXPECT_EQ(check(R"({"calc_gsm8k_reward": {"create_kwargs": {"ground_truth": "3"}}})", {"calculator"}),
+            "names calc_gsm8k_reward, which the prompt does not offer (it offers calculator)");
+  EXPECT_EQ(check(R"({"calculator": 3})", all), "calculator must be an object, not number");
+  EXPECT_EQ(check(R"({"calculator": {"create_kwargs": "x"}})", all),
+            "calculator.create_kwargs must be an object, not string");
+  EXPECT_EQ(check(R"({})", all),
+            "calc_gsm8k_reward.create_kwargs needs a ground_truth, which the gsm8k tool scores answers against");
+  EXPECT_EQ(check(R"({"calc_gsm8k_reward": {"create_kwargs": {"ground_truth": [3]}}})", all),
+            "calc_gsm8k_reward.create_kwargs has a ground_truth that is array, not a string or an integer");
+}
+
+TEST(ToolSet, CallsOnlyTheToolsATrajectoryOffers) {
+  const ToolSet tools = CalculatorAndGsm8k();
+  Trajectory trajectory;
+  trajectory.offered = {"calculator"};
+  EXPECT_EQ(tools.Call("calculator", {{"expression", "2 * 3"}}, trajectory), "6");
+  EXPECT_EQ(tools.Call("calc_gsm8k_reward", {{"answer", "6"}}, trajectory),
+            "Error when executing tool: no tool is named 'calc_gsm8k_reward' (the tools: calculator)");
+}
+
+// Expected values from Python 3's repr().
+TEST(PythonValues, WritesReprAsPythonDoes) {
+  const auto repr = [](const ordered_json& value) { return PythonRepr(value); };
+  EXPECT_EQ(repr("72"), "'72'");
+  EXPECT_EQ(repr("It's 5"), "\"It's 5\"");
+  EXPECT_EQ(repr("say \"hi\""), "'say \"hi\"'");
+  EXPECT_EQ(repr("both ' and \""), "'both \\' and \"'");
+  EXPECT_EQ(repr("tab\there\nnl\r"), "'tab\\there\\nnl\\r'");
+  EXPECT_EQ(repr("back\\slash"), "'back\\\\slash'");
+  EXPECT_EQ(repr("\x7f\u0085\u00a0\u00e9\u20ac\u2028\u200b\U0001F600"),
+            "'\\x7f\\x85\\xa0\u00e9\u20ac\\u2028\\u200b\U0001F600'");
+  EXPECT_EQ(repr(72), "72");
+  EXPECT_EQ(repr(72.0), "72.0");
+  EXPECT_EQ(repr(0.1), "0.1");
+  EXPECT_EQ(repr(1e16), "1e+16");
+  EXPECT_EQ(repr(1.5e-05), "1.5e-05");
+  EXPECT_EQ(repr(1e-4), "0.0001");
+  EXPECT_EQ(repr(-0.0), "-0.0");
+  EXPECT_EQ(repr(123456789012345678.0), "1.2345678901234568e+17");
+  EXPECT_EQ(repr(2.5e-300), "2.5e-300");
+  EXPECT_EQ(repr(true), "True");
+  EXPECT_EQ(repr(nullptr), "None");
+  EXPECT_EQ(repr(ordered_json::parse(R"([1, "a", [2.0]])")), "[1, 'a', [2.0]]");
+  EXPECT_EQ(repr(ordered_json::parse(R"({"k": "v", "n": null})")), "{'k': 'v', 'n': None}");
+  EXPECT_EQ(PythonStr("It's"), "It's");
+  EXPECT_EQ(PythonStr(3.0), "3.0");
 }
 
 TEST(ToolSet, RefusesSchemasWithoutANameAndTwoToolsOfOneName) {
@@ -99,9 +192,10 @@ TEST(ToolConfig, NamesTheFileAndTheToolForWhatIsWrong) {
   };
   const std::string schema = "tool_schema: {type: function, function: {name: calc}}";
   EXPECT_EQ(error("tools: []"), " has no list of tools under 'tools'");
-  EXPECT_EQ(error("tools:\n  - class_name: verl.tools.gsm8k_tool.Gsm8kTool\n    " + schema),
-            ": tools[0]: no built-in tool has class_name 'verl.tools.gsm8k_tool.Gsm8kTool' (Python tools cannot be "
-            "loaded); the built-in tools: calculator; a tool plug-in is class_name plugin (tools/plugin_api.h)");
+  EXPECT_EQ(error("tools:\n  - class_name: verl.tools.search_tool.SearchTool\n    " + schema),
+            ": tools[0]: no built-in tool has class_name 'verl.tools.search_tool.SearchTool' (Python tools cannot be "
+            "loaded); the built-in tools: calculator, gsm8k, verl.tools.gsm8k_tool.Gsm8kTool; a tool plug-in is "
+            "class_name plugin (tools/plugin_api.h)");
   EXPECT_EQ(error("tools:\n  - class_name: calculator\n    config: {type: mcp}\n    " + schema),
             ": tools[0]: has config.type \"mcp\"; only native tools run here (not verl's mcp servers)");
   EXPECT_EQ(error("tools:\n  - class_name: calculator\n    config: {precision: 3}\n    " + schema),
@@ -111,6 +205,18 @@ TEST(ToolConfig, NamesTheFileAndTheToolForWhatIsWrong) {
             ": tools[1]: two tools are named 'calc'");
   EXPECT_THAT(error("tools: [a: b: c]"), HasSubstr("yaml-cpp"));
   EXPECT_EQ(LoadToolConfig(dir.Path("missing.yaml")).status().code(), absl::StatusCode::kNotFound);
+}
+
+TEST(ToolConfig, LoadsTheShippedToolConfigsTheGsm8kToolUnderVerlsClassName) {
+  const std::string folder = std::string(ROLLOUT_SOURCE_DIR) + "/recipes/tools/";
+  absl::StatusOr<ToolSet> calculator = LoadToolConfig(folder + "calculator.yaml");
+  ASSERT_TRUE(calculator.ok()) << calculator.status();
+  EXPECT_EQ(calculator->Call("calculator", {{"expression", "(25 - 5) * 4 / 2"}}), "40");
+  absl::StatusOr<ToolSet> gsm8k = LoadToolConfig(folder + "gsm8k.yaml");
+  ASSERT_TRUE(gsm8k.ok()) << gsm8k.status();
+  Trajectory trajectory;
+  trajectory.tools_kwargs = ordered_json::parse(R"({"calc_gsm8k_reward": {"create_kwargs": {"ground_truth": "5"}}})");
+  EXPECT_EQ(gsm8k->Call("calc_gsm8k_reward", {{"answer", "5"}}, trajectory), "Current parsed answer='5' reward=1.0");
 }
 
 // The plug-in sits next to the tool config, which names it by a relative path.
@@ -124,7 +230,12 @@ TEST(ToolConfig, RunsAPlugInCreatedWithItsConfig) {
 )yaml");
   absl::StatusOr<ToolSet> tools = LoadToolConfig(path);
   ASSERT_TRUE(tools.ok()) << tools.status();
-  EXPECT_EQ(tools->Call("weather", {{"city", "Paris"}}), R"(config={"greeting":"hi"} arguments={"city":"Paris"})");
+  EXPECT_EQ(tools->Call("weather", {{"city", "Paris"}}),
+            R"(config={"greeting":"hi"} arguments={"city":"Paris"} create_kwargs={})");
+  Trajectory trajectory;
+  trajectory.tools_kwargs = {{"weather", {{"create_kwargs", {{"units", "metric"}}}}}};
+  EXPECT_EQ(tools->Call("weather", {{"city", "Oslo"}}, trajectory),
+            R"(config={"greeting":"hi"} arguments={"city":"Oslo"} create_kwargs={"units":"metric"})");
   EXPECT_EQ(tools->Call("weather", {{"fail", true}}), "Error when executing tool: no such city");
 }
 

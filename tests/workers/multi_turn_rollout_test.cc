@@ -213,6 +213,46 @@ TEST(MultiTurnRollout, RunsAsManyCallsAsMaxParallelCallsAllows) {
             "<|im_end|>\n<|im_start|>assistant\n");
 }
 
+// Each conversation calls with its own row's tools_kwargs, and only the tools its
+// prompt offers (a row's tool_selection).
+TEST(MultiTurnRollout, CallsToolsWithEachRowsToolsKwargsAndOnlyTheToolsItsPromptOffers) {
+  const auto tokenizer = Fixture("qwen2.5_chat_template.jinja");
+  const ordered_json gsm8k_schema =
+      ordered_json::parse(R"({"type": "function", "function": {"name": "calc_gsm8k_reward", "parameters": )"
+                          R"({"type": "object", "properties": {"answer": {"type": "string"}}}}})");
+  tools::ToolSet tools = Calculator();
+  ASSERT_TRUE(tools.Add(gsm8k_schema, tools::MakeBuiltinTool("gsm8k", ordered_json::object()).value()).ok());
+  const auto tools_kwargs = [](const std::string& ground_truth) {
+    return ordered_json{{"calc_gsm8k_reward", {{"create_kwargs", {{"ground_truth", ground_truth}}}}}};
+  };
+  const std::vector<models::ChatPrompt> conversations = {
+      {{{"user", "What is 3 * 7 + 1?"}}, {CalculatorSchema(), gsm8k_schema}, tools_kwargs("22")},
+      {{{"user", "What is 2 + 3?"}}, {gsm8k_schema}, tools_kwargs("5")}};
+  std::vector<engine::GenerationRequest> requests;
+  for (const models::ChatPrompt& conversation : conversations) {
+    engine::GenerationRequest& request = requests.emplace_back();
+    request.prompt = tokenizer->EncodeChat(conversation.messages, true, conversation.tools).value();
+    request.params.max_tokens = kResponseLength;
+  }
+  const auto answer = [](const std::string& value) {
+    return "<tool_call>\n{\"name\": \"calc_gsm8k_reward\", \"arguments\": {\"answer\": \"" + value +
+           "\"}}\n</tool_call>";
+  };
+  ScriptedModel model(*tokenizer, {{answer("22")}, {kCall}, {"done"}, {answer("5")}, {"done"}});
+  absl::StatusOr<std::vector<std::vector<RolloutResponse>>> responses =
+      GenerateMultiTurn(model.AsGenerate(), *tokenizer, tools, conversations, requests, Options());
+  ASSERT_TRUE(responses.ok()) << responses.status();
+  EXPECT_TRUE(model.done());
+  const auto tool_turn = [](const std::string& result) {
+    return "\n<|im_start|>user\n<tool_response>\n" + result +
+           "\n</tool_response><|im_end|>\n<|im_start|>assistant\n";
+  };
+  EXPECT_EQ(Part(*tokenizer, responses->at(0).at(0), false), tool_turn("Current parsed answer='22' reward=1.0"));
+  EXPECT_EQ(Part(*tokenizer, responses->at(1).at(0), false),
+            tool_turn("Error when executing tool: no tool is named 'calculator' (the tools: calc_gsm8k_reward)") +
+                tool_turn("Current parsed answer='5' reward=1.0"));
+}
+
 TEST(MultiTurnRollout, ShowsToolErrorsCutToMaxToolResponseLength) {
   const auto tokenizer = Fixture("qwen2.5_chat_template.jinja");
   ScriptedModel model(*tokenizer, {{"<tool_call>\n{\"name\": \"search\", \"arguments\": {\"q\": \"x\"}}\n</tool_call>"},

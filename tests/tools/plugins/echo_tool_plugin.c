@@ -1,5 +1,5 @@
 /* A tool plug-in for the loader's tests (tools/plugin_api.h): a call's result is the
- * tool's config and the call's arguments as it got them; arguments with a "fail" key
+ * tool's config, the call's arguments and its create_kwargs as it got them; arguments with a "fail" key
  * make the call fail, a config with a "refuse" key makes creation fail. */
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +18,8 @@ void* rollout_tool_create(const char* config, char* error, size_t error_size) {
   return copy;
 }
 
-int rollout_tool_execute(void* tool, const char* arguments, RolloutToolWrite write, void* write_context) {
+int rollout_tool_execute(void* tool, const char* arguments, const char* create_kwargs, RolloutToolWrite write,
+                         void* write_context) {
   if (strstr(arguments, "\"fail\"") != NULL) {
     write(write_context, "no such city", strlen("no such city"));
     return 2;
@@ -28,6 +29,8 @@ int rollout_tool_execute(void* tool, const char* arguments, RolloutToolWrite wri
   write(write_context, config, strlen(config));
   write(write_context, " arguments=", strlen(" arguments="));
   write(write_context, arguments, strlen(arguments));
+  write(write_context, " create_kwargs=", strlen(" create_kwargs="));
+  write(write_context, create_kwargs, strlen(create_kwargs));
   return 0;
 }
 
