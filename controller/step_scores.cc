@@ -2,17 +2,56 @@
 
 #include <ATen/ATen.h>
 
+#include <nlohmann/json.hpp>
+
+#include "absl/strings/str_cat.h"
 #include "algorithms/dapo.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
 #include "controller/ppo_worker_calls.h"
 
 namespace rollout::controller {
+namespace {
+
+using json = nlohmann::ordered_json;
+
+// Per row of `generated`, the keys verl's reward loop adds to a row's extra_info, in its
+// order (ScoreWithRewardRunner).
+absl::StatusOr<std::vector<json>> RolloutExtraInfo(const Batch& generated, size_t rows) {
+  std::vector<json> added(rows, json::object());
+  const bool multi_turn = generated.HasTensor("num_turns");
+  std::vector<int64_t> num_turns(rows, 2);
+  if (multi_turn) {
+    ASSIGN_OR_RETURN(const at::Tensor turns, generated.Tensor("num_turns"));
+    const at::Tensor contiguous = turns.to(at::kLong).contiguous();
+    num_turns.assign(contiguous.data_ptr<int64_t>(), contiguous.data_ptr<int64_t>() + contiguous.numel());
+    ASSIGN_OR_RETURN(const std::vector<std::string> tool_rewards, generated.Strings("tool_rewards"));
+    for (size_t row = 0; row < rows && row < tool_rewards.size(); ++row) {
+      json rewards = json::parse(tool_rewards[row], nullptr, /*allow_exceptions=*/false);
+      if (!rewards.is_array()) {
+        return absl::InternalError(absl::StrCat("row ", row, "'s tool_rewards are not a JSON list: ", tool_rewards[row]));
+      }
+      added[row]["turn_scores"] = json::array();
+      added[row]["tool_rewards"] = std::move(rewards);
+    }
+  }
+  if (num_turns.size() != rows) {
+    return absl::InternalError(absl::StrCat("num_turns has ", num_turns.size(), " rows; response_text ", rows));
+  }
+  for (size_t row = 0; row < rows; ++row) {
+    added[row]["num_turns"] = num_turns[row];
+    added[row]["rollout_reward_scores"] = json::object();
+  }
+  return added;
+}
+
+}  // namespace
 
 absl::StatusOr<std::vector<rewards::ScoredSample>> ScoreWithRewardRunner(
     rewards::RewardRunner& runner, const Batch& generated, const std::vector<const PromptExample*>& examples,
     int n, std::map<std::string, double>* metrics) {
   ASSIGN_OR_RETURN(const std::vector<std::string> responses, generated.Strings("response_text"));
+  ASSIGN_OR_RETURN(const std::vector<json> added, RolloutExtraInfo(generated, responses.size()));
   std::vector<rewards::RewardInput> inputs(responses.size());
   for (size_t row = 0; row < responses.size(); ++row) {
     const PromptExample& example = *examples[row / static_cast<size_t>(n)];
@@ -20,7 +59,9 @@ absl::StatusOr<std::vector<rewards::ScoredSample>> ScoreWithRewardRunner(
     inputs[row].prompt = example.prompt.content;
     inputs[row].response = responses[row];
     inputs[row].ground_truth = example.ground_truth;
-    inputs[row].extra_info = example.extra_info;
+    json extra_info = json::parse(example.extra_info);
+    for (const auto& [key, value] : added[row].items()) extra_info[key] = value;
+    inputs[row].extra_info = extra_info.dump();
   }
   ASSIGN_OR_RETURN(std::vector<rewards::ScoredSample> results, runner.Score(inputs));
   const rewards::RewardFailures failures = rewards::CountFailures(results);

@@ -14,8 +14,8 @@ namespace {
 
 class Calculator : public Tool {
  public:
-  absl::StatusOr<std::string> Execute(const nlohmann::ordered_json& arguments,
-                                      const nlohmann::ordered_json& /*create_kwargs*/) const override {
+  absl::StatusOr<ToolResult> Execute(const nlohmann::ordered_json& arguments,
+                                     const nlohmann::ordered_json& /*create_kwargs*/) const override {
     const auto expression = arguments.find("expression");
     if (expression == arguments.end() || !expression->is_string()) {
       return absl::InvalidArgumentError("calculator takes a string \"expression\"");
@@ -23,7 +23,7 @@ class Calculator : public Tool {
     absl::StatusOr<rewards::ArithmeticResult> result =
         rewards::EvaluateArithmetic(expression->get<std::string>());
     if (!result.ok()) return result.status();
-    return result->value.ToString();
+    return ToolResult{result->value.ToString()};
   }
 };
 
@@ -35,8 +35,8 @@ class Gsm8kTool : public Tool {
     return GroundTruth(create_kwargs).status();
   }
 
-  absl::StatusOr<std::string> Execute(const nlohmann::ordered_json& arguments,
-                                      const nlohmann::ordered_json& create_kwargs) const override {
+  absl::StatusOr<ToolResult> Execute(const nlohmann::ordered_json& arguments,
+                                     const nlohmann::ordered_json& create_kwargs) const override {
     ASSIGN_OR_RETURN(const std::string ground_truth, GroundTruth(create_kwargs));
     const auto given = arguments.find("answer");
     const std::string answer = given == arguments.end() ? "" : PythonStr(*given);
@@ -48,8 +48,11 @@ class Gsm8kTool : public Tool {
     // response's last 300 characters, else the float score or format_score.
     const bool no_answer =
         rewards::LastCodePoints(input.response, 300).find_first_of("0123456789.,") == absl::string_view::npos;
-    return absl::StrCat("Current parsed answer=", PythonRepr(answer),
-                        " reward=", no_answer ? "0" : PythonRepr(scored.score));
+    // verl's tool reward: 0 for an answer that improves on the instance's best so far,
+    // else -0.05; its instance lives for one call, so the best so far is 0.
+    return ToolResult{absl::StrCat("Current parsed answer=", PythonRepr(answer),
+                                   " reward=", no_answer ? "0" : PythonRepr(scored.score)),
+                      scored.score > 0 ? 0.0 : -0.05};
   }
 
  private:

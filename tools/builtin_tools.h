@@ -13,7 +13,9 @@
 //                create_kwargs.ground_truth (a string or an integer), which every row
 //                offering it must carry (verl's extra_info.tools_kwargs). A missing
 //                answer is "", any other JSON value its Python str(). Each call stands
-//                alone, as in verl's tool agent loop.
+//                alone, as in verl's tool agent loop, so its tool reward is 0 for a
+//                correct answer and -0.05 otherwise (verl's penalty for an answer that
+//                does not improve on the instance's best).
 #pragma once
 
 #include <memory>

@@ -15,7 +15,7 @@
  *   int rollout_tool_abi_version(void) { return ROLLOUT_TOOL_ABI_VERSION; }
  *   void* rollout_tool_create(const char* config, char* error, size_t error_size) { ... }
  *   int rollout_tool_execute(void* tool, const char* arguments, const char* create_kwargs,
- *                            RolloutToolWrite write, void* write_context) {
+ *                            RolloutToolWrite write, void* write_context, double* reward) {
  *     write(write_context, "22", 2);
  *     return 0;
  *   }
@@ -47,10 +47,12 @@ void* rollout_tool_create(const char* config, char* error, size_t error_size);
 /* Runs one call with `arguments` (a JSON object as text) in a trajectory whose
  * create_kwargs for this tool are `create_kwargs` (a JSON object as text, "{}" when its
  * row has none: verl's extra_info.tools_kwargs.<tool name>.create_kwargs), writing its
- * result through `write`. Returns 0 on success; non-zero means the call failed, and what
- * was written is the error the model is shown. */
+ * result through `write` and, optionally, the call's reward (verl's tool_reward, which
+ * the trajectory's reward function finds in extra_info.tool_rewards) into *reward, which
+ * holds 0 until then. Returns 0 on success; non-zero means the call failed, and what was
+ * written is the error the model is shown (its reward is 0). */
 int rollout_tool_execute(void* tool, const char* arguments, const char* create_kwargs, RolloutToolWrite write,
-                         void* write_context);
+                         void* write_context, double* reward);
 /* Releases what rollout_tool_create set up. */
 void rollout_tool_destroy(void* tool);
 

@@ -11,7 +11,7 @@ namespace {
 
 using AbiVersionFn = int (*)();
 using CreateFn = void* (*)(const char*, char*, size_t);
-using ExecuteFn = int (*)(void*, const char*, const char*, RolloutToolWrite, void*);
+using ExecuteFn = int (*)(void*, const char*, const char*, RolloutToolWrite, void*, double*);
 using DestroyFn = void (*)(void*);
 
 class PluginTool final : public Tool {
@@ -22,11 +22,14 @@ class PluginTool final : public Tool {
   PluginTool(const PluginTool&) = delete;
   PluginTool& operator=(const PluginTool&) = delete;
 
-  absl::StatusOr<std::string> Execute(const nlohmann::ordered_json& arguments,
-                                      const nlohmann::ordered_json& create_kwargs) const override {
-    std::string result;
-    const int rc = execute_(tool_, arguments.dump().c_str(), create_kwargs.dump().c_str(), &Append, &result);
-    if (rc != 0) return absl::InternalError(result.empty() ? absl::StrCat(path_, " failed (code ", rc, ")") : result);
+  absl::StatusOr<ToolResult> Execute(const nlohmann::ordered_json& arguments,
+                                     const nlohmann::ordered_json& create_kwargs) const override {
+    ToolResult result;
+    const int rc = execute_(tool_, arguments.dump().c_str(), create_kwargs.dump().c_str(), &Append, &result.text,
+                            &result.reward);
+    if (rc != 0) {
+      return absl::InternalError(result.text.empty() ? absl::StrCat(path_, " failed (code ", rc, ")") : result.text);
+    }
     return result;
   }
 

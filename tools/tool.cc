@@ -75,19 +75,19 @@ absl::Status ToolSet::CheckToolsKwargs(const json& tools_kwargs, const std::vect
   return absl::OkStatus();
 }
 
-std::string ToolSet::Call(const std::string& name, const json& arguments, const Trajectory& trajectory) const {
-  const char kError[] = "Error when executing tool: ";
+ToolResult ToolSet::Call(const std::string& name, const json& arguments, const Trajectory& trajectory) const {
+  const auto error = [](auto... what) { return ToolResult{absl::StrCat("Error when executing tool: ", what...)}; };
   const auto tool = by_name_.find(name);
   if (tool == by_name_.end() || !Offers(trajectory.offered, name)) {
     std::string known;
     for (const auto& entry : by_name_) {
       if (Offers(trajectory.offered, entry.first)) absl::StrAppend(&known, known.empty() ? "" : ", ", entry.first);
     }
-    return absl::StrCat(kError, "no tool is named '", name, "' (the tools: ", known, ")");
+    return error("no tool is named '", name, "' (the tools: ", known, ")");
   }
-  if (!arguments.is_object()) return absl::StrCat(kError, "the arguments are not a JSON object");
-  absl::StatusOr<std::string> result = tool->second->Execute(arguments, CreateKwargs(trajectory.tools_kwargs, name));
-  if (!result.ok()) return absl::StrCat(kError, result.status().message());
+  if (!arguments.is_object()) return error("the arguments are not a JSON object");
+  absl::StatusOr<ToolResult> result = tool->second->Execute(arguments, CreateKwargs(trajectory.tools_kwargs, name));
+  if (!result.ok()) return error(result.status().message());
   return *std::move(result);
 }
 

@@ -24,15 +24,23 @@
 
 namespace rollout::tools {
 
+// What a call gives: the text the model is shown, and the call's reward (verl's
+// tool_reward: 0 unless the tool says otherwise), which the trajectory's reward function
+// finds in extra_info.tool_rewards.
+struct ToolResult {
+  std::string text;
+  double reward = 0;
+};
+
 class Tool {
  public:
   virtual ~Tool() = default;
   // The result of a call with `arguments` (a JSON object) in a trajectory whose
-  // create_kwargs for this tool are `create_kwargs` (an object, empty when it has none),
-  // as text for the model. An error's message is what the model is shown instead
+  // create_kwargs for this tool are `create_kwargs` (an object, empty when it has none).
+  // An error's message is what the model is shown instead, with reward 0
   // (ToolSet::Call).
-  virtual absl::StatusOr<std::string> Execute(const nlohmann::ordered_json& arguments,
-                                              const nlohmann::ordered_json& create_kwargs) const = 0;
+  virtual absl::StatusOr<ToolResult> Execute(const nlohmann::ordered_json& arguments,
+                                             const nlohmann::ordered_json& create_kwargs) const = 0;
 
   // Whether the tool can serve a trajectory with these create_kwargs (an object, empty
   // when it has none), so that a row it cannot serve is refused when the data loads
@@ -70,9 +78,9 @@ class ToolSet {
   // The result of calling tool `name` in `trajectory`, or, as verl's tool agent loop
   // shows failures to the model, "Error when executing tool: " and what went wrong (no
   // such tool among those offered, arguments that are not an object, the tool's own
-  // error).
-  std::string Call(const std::string& name, const nlohmann::ordered_json& arguments,
-                   const Trajectory& trajectory = {}) const;
+  // error) with reward 0.
+  ToolResult Call(const std::string& name, const nlohmann::ordered_json& arguments,
+                  const Trajectory& trajectory = {}) const;
 
  private:
   std::vector<nlohmann::ordered_json> schemas_;

@@ -52,13 +52,18 @@ tools::Trajectory TrajectoryOf(const models::ChatPrompt& conversation) {
   return trajectory;
 }
 
-// The text of the tool turn after `sample`'s last reply: its calls run, their results
-// as tool messages, written as the template writes them after the reply's end token,
-// with the next assistant header. None when the conversation ends with the reply.
-absl::StatusOr<std::optional<std::string>> ToolTurnText(const Sample& sample, const models::ChatPrompt& conversation,
-                                                        const models::Tokenizer& tokenizer,
-                                                        const tools::ToolSet& tools,
-                                                        const MultiTurnOptions& options) {
+// A tool turn: its text and its calls' rewards.
+struct ToolTurn {
+  std::string text;
+  std::vector<double> rewards;
+};
+
+// The tool turn after `sample`'s last reply: its calls run, their results as tool
+// messages, written as the template writes them after the reply's end token, with the
+// next assistant header. None when the conversation ends with the reply.
+absl::StatusOr<std::optional<ToolTurn>> ToolTurnAfter(const Sample& sample, const models::ChatPrompt& conversation,
+                                                      const models::Tokenizer& tokenizer, const tools::ToolSet& tools,
+                                                      const MultiTurnOptions& options) {
   if (sample.last_finish != engine::FinishReason::kEos || sample.last_reply.empty()) return std::nullopt;
   if (options.max_assistant_turns > 0 && sample.replies >= options.max_assistant_turns) return std::nullopt;
   tools::HermesToolCalls parsed = tools::ParseHermesToolCalls(tokenizer.Decode(sample.last_reply));
@@ -69,10 +74,12 @@ absl::StatusOr<std::optional<std::string>> ToolTurnText(const Sample& sample, co
   const tools::Trajectory trajectory = TrajectoryOf(conversation);
   std::vector<models::ChatMessage> messages = conversation.messages;
   const size_t reply = messages.size();
+  ToolTurn turn;
   for (const models::ChatToolCall& call : parsed.calls) {
-    messages.push_back({"tool", tools::TruncateToolResponse(tools.Call(call.name, call.arguments, trajectory),
-                                                            options.max_tool_response_length,
+    tools::ToolResult result = tools.Call(call.name, call.arguments, trajectory);
+    messages.push_back({"tool", tools::TruncateToolResponse(result.text, options.max_tool_response_length,
                                                             options.tool_response_truncate_side)});
+    turn.rewards.push_back(result.reward);
   }
   messages.insert(messages.begin() + static_cast<std::ptrdiff_t>(reply),
                   models::ChatMessage{"assistant", "", std::move(parsed.calls)});
@@ -98,8 +105,8 @@ absl::StatusOr<std::optional<std::string>> ToolTurnText(const Sample& sample, co
   const std::string end_token = tokenizer.Decode({sample.last_reply.back()});
   const size_t end = end_token.empty() ? absl::string_view::npos : reply_part.rfind(end_token);
   if (end == absl::string_view::npos) return std::nullopt;
-  return absl::StrCat(reply_part.substr(end + end_token.size()),
-                      absl::string_view(*with_header).substr(reply_end));
+  turn.text = absl::StrCat(reply_part.substr(end + end_token.size()), absl::string_view(*with_header).substr(reply_end));
+  return turn;
 }
 
 }  // namespace
@@ -130,11 +137,13 @@ absl::StatusOr<std::vector<std::vector<RolloutResponse>>> GenerateMultiTurn(
     std::vector<size_t> continuing;
     for (const size_t id : active) {
       Sample& sample = samples[id];
-      ASSIGN_OR_RETURN(const std::optional<std::string> turn,
-                       ToolTurnText(sample, conversations[sample.request], tokenizer, tools, options));
+      ASSIGN_OR_RETURN(const std::optional<ToolTurn> turn,
+                       ToolTurnAfter(sample, conversations[sample.request], tokenizer, tools, options));
       if (!turn.has_value()) continue;
-      const std::vector<int32_t> turn_ids = tokenizer.Encode(*turn);
       RolloutResponse& response = sample.response;
+      // As verl's tool agent loop: the calls' rewards count even when their turn does not fit.
+      response.tool_rewards.insert(response.tool_rewards.end(), turn->rewards.begin(), turn->rewards.end());
+      const std::vector<int32_t> turn_ids = tokenizer.Encode(turn->text);
       // As verl's tool agent loop: no tool turn that leaves no room for a reply.
       if (static_cast<int64_t>(response.tokens.size() + turn_ids.size()) >= options.max_response_length) continue;
       response.tokens.insert(response.tokens.end(), turn_ids.begin(), turn_ids.end());

@@ -5,6 +5,8 @@
 #include <string>
 #include <utility>
 
+#include <nlohmann/json.hpp>
+
 #include "absl/strings/str_cat.h"
 #include "common/status_macros.h"
 
@@ -54,7 +56,7 @@ absl::StatusOr<Batch> BuildRolloutBatch(const std::vector<std::vector<int32_t>>&
   auto response_mask_a = response_mask.accessor<int64_t, 2>();
   auto log_probs_a = log_probs.accessor<float, 2>();
   auto num_turns_a = num_turns.accessor<int64_t, 1>();
-  std::vector<std::string> texts, finish_reasons;
+  std::vector<std::string> texts, finish_reasons, tool_rewards;
   int64_t row = 0;
   for (size_t i = 0; i < prompts.size(); ++i) {
     const std::vector<int32_t>& prompt = prompts[i];
@@ -81,6 +83,7 @@ absl::StatusOr<Batch> BuildRolloutBatch(const std::vector<std::vector<int32_t>>&
         log_probs_a[row][static_cast<int64_t>(t)] = sample.log_probs[t];
       }
       num_turns_a[row] = sample.num_turns;
+      tool_rewards.push_back(nlohmann::json(sample.tool_rewards).dump());
       texts.push_back(sample.text);
       finish_reasons.push_back(sample.finish_reason);
     }
@@ -96,7 +99,10 @@ absl::StatusOr<Batch> BuildRolloutBatch(const std::vector<std::vector<int32_t>>&
   RETURN_IF_ERROR(batch.AddTensor("rollout_log_probs", log_probs));
   RETURN_IF_ERROR(batch.AddStrings("response_text", std::move(texts)));
   RETURN_IF_ERROR(batch.AddStrings("finish_reason", std::move(finish_reasons)));
-  if (multi_turn) RETURN_IF_ERROR(batch.AddTensor("num_turns", num_turns));
+  if (multi_turn) {
+    RETURN_IF_ERROR(batch.AddTensor("num_turns", num_turns));
+    RETURN_IF_ERROR(batch.AddStrings("tool_rewards", std::move(tool_rewards)));
+  }
   return batch;
 }
 

@@ -1,4 +1,5 @@
-// DAPO's overlong shaping as the PPO step applies it: a response's length is what its
+// How the PPO step scores responses: reward functions see a row's extra_info as verl's
+// reward loop extends it; DAPO's overlong shaping measures a response by what its
 // attention covers, so a multi-turn response's tool turns count, as verl measures it.
 #include "controller/step_scores.h"
 
@@ -11,6 +12,42 @@
 
 namespace rollout::controller {
 namespace {
+
+// Scores every sample 1 and keeps what it was asked.
+class RecordingRunner : public rewards::RewardRunner {
+ public:
+  absl::StatusOr<std::vector<rewards::ScoredSample>> Score(const std::vector<rewards::RewardInput>& samples) override {
+    inputs = samples;
+    std::vector<rewards::ScoredSample> scored(samples.size());
+    for (rewards::ScoredSample& sample : scored) sample.output.score = 1;
+    return scored;
+  }
+  std::vector<rewards::RewardInput> inputs;
+};
+
+TEST(ScoreWithRewardRunner, ExtendsExtraInfoAsVerlsRewardLoopDoes) {
+  PromptExample example;
+  example.extra_info = R"({"index":7,"num_turns":"theirs"})";
+  const std::vector<const PromptExample*> examples = {&example};
+  std::map<std::string, double> metrics;
+  RecordingRunner runner;
+
+  Batch single_turn;
+  ASSERT_TRUE(single_turn.AddStrings("response_text", {"a", "b"}).ok());
+  ASSERT_TRUE(ScoreWithRewardRunner(runner, single_turn, examples, 2, &metrics).ok());
+  ASSERT_EQ(runner.inputs.size(), 2u);
+  EXPECT_EQ(runner.inputs[1].extra_info, R"({"index":7,"num_turns":2,"rollout_reward_scores":{}})");
+
+  Batch multi_turn = single_turn;
+  ASSERT_TRUE(multi_turn.AddTensor("num_turns", at::tensor({4, 2}, at::kLong)).ok());
+  ASSERT_TRUE(multi_turn.AddStrings("tool_rewards", {"[0.0,-0.05]", "[]"}).ok());
+  ASSERT_TRUE(ScoreWithRewardRunner(runner, multi_turn, examples, 2, &metrics).ok());
+  EXPECT_EQ(runner.inputs[0].extra_info,
+            R"({"index":7,"num_turns":4,"turn_scores":[],"tool_rewards":[0.0,-0.05],"rollout_reward_scores":{}})");
+  EXPECT_EQ(runner.inputs[1].extra_info,
+            R"({"index":7,"num_turns":2,"turn_scores":[],"tool_rewards":[],"rollout_reward_scores":{}})");
+  EXPECT_EQ(metrics["reward/errors"], 0);
+}
 
 config::Recipe OverlongRecipe() {
   config::Recipe recipe;

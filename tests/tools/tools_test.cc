@@ -34,8 +34,8 @@ std::unique_ptr<Tool> Calculator() { return MakeBuiltinTool("calculator", ordere
 TEST(ToolSet, CallsToolsByTheirSchemasName) {
   ToolSet tools;
   ASSERT_TRUE(tools.Add(CalculatorSchema("calc"), Calculator()).ok());
-  EXPECT_EQ(tools.Call("calc", {{"expression", "(25 - 5) * 4 / 2"}}), "40");
-  EXPECT_EQ(tools.Call("calc", {{"expression", "7 / 2 - 6"}}), "-5/2");
+  EXPECT_EQ(tools.Call("calc", {{"expression", "(25 - 5) * 4 / 2"}}).text, "40");
+  EXPECT_EQ(tools.Call("calc", {{"expression", "7 / 2 - 6"}}).text, "-5/2");
   ASSERT_EQ(tools.schemas().size(), 1u);
   EXPECT_EQ(tools.schemas()[0]["function"]["name"], "calc");
 }
@@ -43,13 +43,13 @@ TEST(ToolSet, CallsToolsByTheirSchemasName) {
 TEST(ToolSet, ShowsFailuresToTheModelAsVerlDoes) {
   ToolSet tools;
   ASSERT_TRUE(tools.Add(CalculatorSchema(), Calculator()).ok());
-  EXPECT_EQ(tools.Call("search", {{"query", "x"}}),
+  EXPECT_EQ(tools.Call("search", {{"query", "x"}}).text,
             "Error when executing tool: no tool is named 'search' (the tools: calculator)");
-  EXPECT_EQ(tools.Call("calculator", ordered_json::array()),
+  EXPECT_EQ(tools.Call("calculator", ordered_json::array()).text,
             "Error when executing tool: the arguments are not a JSON object");
-  EXPECT_EQ(tools.Call("calculator", {{"expr", "1"}}),
+  EXPECT_EQ(tools.Call("calculator", {{"expr", "1"}}).text,
             "Error when executing tool: calculator takes a string \"expression\"");
-  EXPECT_EQ(tools.Call("calculator", {{"expression", "1 / 0"}}),
+  EXPECT_EQ(tools.Call("calculator", {{"expression", "1 / 0"}}).text,
             "Error when executing tool: division by zero at column 3");
 }
 
@@ -71,7 +71,7 @@ TEST(Gsm8kTool, WritesWhatVerlsToolWritesScoringAgainstTheRowsGroundTruth) {
   Trajectory trajectory;
   trajectory.tools_kwargs = {{"calc_gsm8k_reward", {{"create_kwargs", {{"ground_truth", "72"}}}}}};
   const auto call = [&](const ordered_json& arguments) {
-    return tools.Call("calc_gsm8k_reward", arguments, trajectory);
+    return tools.Call("calc_gsm8k_reward", arguments, trajectory).text;
   };
   EXPECT_EQ(call({{"answer", "72"}}), "Current parsed answer='72' reward=1.0");
   EXPECT_EQ(call({{"answer", "#### 72"}}), "Current parsed answer='#### 72' reward=1.0");
@@ -81,8 +81,12 @@ TEST(Gsm8kTool, WritesWhatVerlsToolWritesScoringAgainstTheRowsGroundTruth) {
   EXPECT_EQ(call(ordered_json::object()), "Current parsed answer='' reward=0");  // verl's int 0: no number
   trajectory.tools_kwargs["calc_gsm8k_reward"]["create_kwargs"]["ground_truth"] = 18;
   EXPECT_EQ(call({{"answer", "18"}}), "Current parsed answer='18' reward=1.0");
-  EXPECT_EQ(tools.Call("calc_gsm8k_reward", {{"answer", "18"}}),
-            "Error when executing tool: needs a ground_truth, which the gsm8k tool scores answers against");
+  // verl's tool reward: 0 for a correct answer, -0.05 otherwise; a failed call's is 0.
+  EXPECT_EQ(tools.Call("calc_gsm8k_reward", {{"answer", "18"}}, trajectory).reward, 0.0);
+  EXPECT_EQ(tools.Call("calc_gsm8k_reward", {{"answer", "17"}}, trajectory).reward, -0.05);
+  const ToolResult failed = tools.Call("calc_gsm8k_reward", {{"answer", "18"}});
+  EXPECT_EQ(failed.text, "Error when executing tool: needs a ground_truth, which the gsm8k tool scores answers against");
+  EXPECT_EQ(failed.reward, 0.0);
 }
 
 TEST(ToolSet, ChecksATrajectorysToolsKwargsNamingTheEntry) {
@@ -111,8 +115,8 @@ TEST(ToolSet, CallsOnlyTheToolsATrajectoryOffers) {
   const ToolSet tools = CalculatorAndGsm8k();
   Trajectory trajectory;
   trajectory.offered = {"calculator"};
-  EXPECT_EQ(tools.Call("calculator", {{"expression", "2 * 3"}}, trajectory), "6");
-  EXPECT_EQ(tools.Call("calc_gsm8k_reward", {{"answer", "6"}}, trajectory),
+  EXPECT_EQ(tools.Call("calculator", {{"expression", "2 * 3"}}, trajectory).text, "6");
+  EXPECT_EQ(tools.Call("calc_gsm8k_reward", {{"answer", "6"}}, trajectory).text,
             "Error when executing tool: no tool is named 'calc_gsm8k_reward' (the tools: calculator)");
 }
 
@@ -179,7 +183,7 @@ TEST(ToolConfig, ReadsVerlsFileKeepingTheSchemasKeyOrderAndTypes) {
             R"("parameters":{"type":"object","properties":{"expression":{"type":"string","description":"the expression",)"
             R"("maxLength":200},"exact":{"type":"boolean","default":true,"weight":0.5,"note":"true","none":null}},)"
             R"("required":["expression"]}}})");
-  EXPECT_EQ(tools->Call("calc", {{"expression", "2 + 2"}}), "4");
+  EXPECT_EQ(tools->Call("calc", {{"expression", "2 + 2"}}).text, "4");
 }
 
 TEST(ToolConfig, NamesTheFileAndTheToolForWhatIsWrong) {
@@ -211,12 +215,12 @@ TEST(ToolConfig, LoadsTheShippedToolConfigsTheGsm8kToolUnderVerlsClassName) {
   const std::string folder = std::string(ROLLOUT_SOURCE_DIR) + "/recipes/tools/";
   absl::StatusOr<ToolSet> calculator = LoadToolConfig(folder + "calculator.yaml");
   ASSERT_TRUE(calculator.ok()) << calculator.status();
-  EXPECT_EQ(calculator->Call("calculator", {{"expression", "(25 - 5) * 4 / 2"}}), "40");
+  EXPECT_EQ(calculator->Call("calculator", {{"expression", "(25 - 5) * 4 / 2"}}).text, "40");
   absl::StatusOr<ToolSet> gsm8k = LoadToolConfig(folder + "gsm8k.yaml");
   ASSERT_TRUE(gsm8k.ok()) << gsm8k.status();
   Trajectory trajectory;
   trajectory.tools_kwargs = ordered_json::parse(R"({"calc_gsm8k_reward": {"create_kwargs": {"ground_truth": "5"}}})");
-  EXPECT_EQ(gsm8k->Call("calc_gsm8k_reward", {{"answer", "5"}}, trajectory), "Current parsed answer='5' reward=1.0");
+  EXPECT_EQ(gsm8k->Call("calc_gsm8k_reward", {{"answer", "5"}}, trajectory).text, "Current parsed answer='5' reward=1.0");
 }
 
 // The plug-in sits next to the tool config, which names it by a relative path.
@@ -230,13 +234,16 @@ TEST(ToolConfig, RunsAPlugInCreatedWithItsConfig) {
 )yaml");
   absl::StatusOr<ToolSet> tools = LoadToolConfig(path);
   ASSERT_TRUE(tools.ok()) << tools.status();
-  EXPECT_EQ(tools->Call("weather", {{"city", "Paris"}}),
+  EXPECT_EQ(tools->Call("weather", {{"city", "Paris"}}).text,
             R"(config={"greeting":"hi"} arguments={"city":"Paris"} create_kwargs={})");
   Trajectory trajectory;
   trajectory.tools_kwargs = {{"weather", {{"create_kwargs", {{"units", "metric"}}}}}};
-  EXPECT_EQ(tools->Call("weather", {{"city", "Oslo"}}, trajectory),
+  EXPECT_EQ(tools->Call("weather", {{"city", "Oslo"}}, trajectory).text,
             R"(config={"greeting":"hi"} arguments={"city":"Oslo"} create_kwargs={"units":"metric"})");
-  EXPECT_EQ(tools->Call("weather", {{"fail", true}}), "Error when executing tool: no such city");
+  EXPECT_EQ(tools->Call("weather", {{"city", "Oslo"}}).reward, 0.5);
+  const ToolResult failed = tools->Call("weather", {{"fail", true}});
+  EXPECT_EQ(failed.text, "Error when executing tool: no such city");
+  EXPECT_EQ(failed.reward, 0.0);  // whatever the plug-in wrote
 }
 
 TEST(ToolConfig, NamesWhatKeepsAPlugInFromLoading) {

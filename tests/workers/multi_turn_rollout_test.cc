@@ -1,7 +1,9 @@
 // Multi-turn rollouts with tools: the loop over replies, tool calls and tool turns, with
 // the tiny Qwen2 fixture's tokenizer under Qwen2.5's and Qwen3's whole templates. The
 // replies come from a script (the fixture's random weights never call a tool): each
-// generate call answers its requests from the script in order and records them.
+// generate call answers its requests from the script in order and records them. And the
+// multi-turn columns of the rollout batch.
+#include <ATen/ATen.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -238,7 +240,7 @@ TEST(MultiTurnRollout, CallsToolsWithEachRowsToolsKwargsAndOnlyTheToolsItsPrompt
     return "<tool_call>\n{\"name\": \"calc_gsm8k_reward\", \"arguments\": {\"answer\": \"" + value +
            "\"}}\n</tool_call>";
   };
-  ScriptedModel model(*tokenizer, {{answer("22")}, {kCall}, {"done"}, {answer("5")}, {"done"}});
+  ScriptedModel model(*tokenizer, {{answer("21")}, {kCall}, {"done"}, {answer("5")}, {"done"}});
   absl::StatusOr<std::vector<std::vector<RolloutResponse>>> responses =
       GenerateMultiTurn(model.AsGenerate(), *tokenizer, tools, conversations, requests, Options());
   ASSERT_TRUE(responses.ok()) << responses.status();
@@ -247,10 +249,31 @@ TEST(MultiTurnRollout, CallsToolsWithEachRowsToolsKwargsAndOnlyTheToolsItsPrompt
     return "\n<|im_start|>user\n<tool_response>\n" + result +
            "\n</tool_response><|im_end|>\n<|im_start|>assistant\n";
   };
-  EXPECT_EQ(Part(*tokenizer, responses->at(0).at(0), false), tool_turn("Current parsed answer='22' reward=1.0"));
+  EXPECT_EQ(Part(*tokenizer, responses->at(0).at(0), false), tool_turn("Current parsed answer='21' reward=0.0"));
   EXPECT_EQ(Part(*tokenizer, responses->at(1).at(0), false),
             tool_turn("Error when executing tool: no tool is named 'calculator' (the tools: calc_gsm8k_reward)") +
                 tool_turn("Current parsed answer='5' reward=1.0"));
+  // Each call's reward, for the reward function's extra_info.tool_rewards.
+  EXPECT_THAT(responses->at(0).at(0).tool_rewards, ElementsAre(-0.05));
+  EXPECT_THAT(responses->at(1).at(0).tool_rewards, ElementsAre(0.0, 0.0));
+}
+
+// The batch carries a multi-turn rollout's turns and tool rewards per row; a
+// single-turn rollout's has neither column.
+TEST(MultiTurnRollout, TheBatchCarriesEachRowsTurnsAndToolRewards) {
+  RolloutResponse called{{5, 6, 7}, {-0.5f, 0.0f, -0.5f}, {true, false, true}, "a", "stop", 4, {-0.05}};
+  RolloutResponse quiet{{5}, {-0.5f}, {true}, "b", "stop", 2, {}};
+  RolloutLayout layout;
+  layout.max_prompt_length = 2;
+  layout.max_response_length = 4;
+  const Batch batch = BuildRolloutBatch({{1, 2}}, {{called, quiet}}, layout).value();
+  EXPECT_EQ(batch.Tensor("num_turns").value().sum().item<int64_t>(), 6);
+  EXPECT_THAT(batch.Strings("tool_rewards").value(), ElementsAre("[-0.05]", "[]"));
+  called.num_turns = quiet.num_turns = 0;
+  called.tool_rewards.clear();
+  const Batch single_turn = BuildRolloutBatch({{1, 2}}, {{called, quiet}}, layout).value();
+  EXPECT_FALSE(single_turn.HasTensor("num_turns"));
+  EXPECT_FALSE(single_turn.HasStrings("tool_rewards"));
 }
 
 TEST(MultiTurnRollout, ShowsToolErrorsCutToMaxToolResponseLength) {

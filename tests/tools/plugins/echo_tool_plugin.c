@@ -1,5 +1,6 @@
 /* A tool plug-in for the loader's tests (tools/plugin_api.h): a call's result is the
- * tool's config, the call's arguments and its create_kwargs as it got them; arguments with a "fail" key
+ * tool's config, the call's arguments and its create_kwargs as it got them, its reward
+ * 0.5; arguments with a "fail" key
  * make the call fail, a config with a "refuse" key makes creation fail. */
 #include <stdlib.h>
 #include <string.h>
@@ -19,8 +20,9 @@ void* rollout_tool_create(const char* config, char* error, size_t error_size) {
 }
 
 int rollout_tool_execute(void* tool, const char* arguments, const char* create_kwargs, RolloutToolWrite write,
-                         void* write_context) {
+                         void* write_context, double* reward) {
   if (strstr(arguments, "\"fail\"") != NULL) {
+    *reward = 9.0; /* a failed call's reward is 0 whatever it wrote */
     write(write_context, "no such city", strlen("no such city"));
     return 2;
   }
@@ -31,6 +33,7 @@ int rollout_tool_execute(void* tool, const char* arguments, const char* create_k
   write(write_context, arguments, strlen(arguments));
   write(write_context, " create_kwargs=", strlen(" create_kwargs="));
   write(write_context, create_kwargs, strlen(create_kwargs));
+  *reward = 0.5;
   return 0;
 }
 
