@@ -111,7 +111,6 @@ const std::vector<VerlInertKey>& Table() {
       {"rollout.layered_summon", {}, "gathering FSDP weights layer by layer for vLLM"},
       {"rollout.calculate_log_probs", {}, "the engine here always returns the sampled tokens' log-probs"},
       {"rollout.multi_turn.max_turns", {"null"}, "verl's former limit of turns; set rollout.multi_turn.max_assistant_turns"},
-      {"rollout.multi_turn.max_user_turns", {"null", "0"}, kInteraction},
       {"rollout.multi_turn.interaction_config_path", {"null"}, kInteraction},
       {"rollout.multi_turn.use_inference_chat_template", {"false"},
        "re-rendering earlier turns with the inference template (dropping their reasoning) is not implemented; "

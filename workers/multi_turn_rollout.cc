@@ -66,6 +66,7 @@ absl::StatusOr<std::optional<ToolTurn>> ToolTurnAfter(const Sample& sample, cons
                                                       const MultiTurnOptions& options) {
   if (sample.last_finish != engine::FinishReason::kEos || sample.last_reply.empty()) return std::nullopt;
   if (options.max_assistant_turns > 0 && sample.replies >= options.max_assistant_turns) return std::nullopt;
+  if (options.max_user_turns > 0 && sample.tool_turns >= options.max_user_turns) return std::nullopt;
   tools::HermesToolCalls parsed = tools::ParseHermesToolCalls(tokenizer.Decode(sample.last_reply));
   if (parsed.calls.empty()) return std::nullopt;
   if (parsed.calls.size() > static_cast<size_t>(options.max_parallel_calls)) {

@@ -3,8 +3,9 @@
 // <tool_call> blocks, tools/hermes_tool_calls.h), the tools run, their results are
 // appended as the chat template writes tool messages (with the next assistant header),
 // and the model goes on from there — until a reply calls no tool, ends otherwise (length),
-// max_assistant_turns replies were made, or the next tool turn would not leave room in
-// max_response_length.
+// max_assistant_turns replies or max_user_turns tool turns were made (as verl's tool
+// agent loop, which counts tool turns as user turns), or the next tool turn would not
+// leave room in max_response_length.
 //
 // A sample's response is all of it: its replies and the tool turns between them, whose
 // tokens are marked not generated (response_mask 0, rollout log-prob 0). Each tool
@@ -31,6 +32,7 @@ namespace rollout::workers {
 
 struct MultiTurnOptions {
   int32_t max_assistant_turns = 0;  // 0: as many as the response length holds
+  int32_t max_user_turns = 0;       // tool turns; 0: as many as the response length holds
   int32_t max_parallel_calls = 1;
   int32_t max_tool_response_length = 256;
   std::string tool_response_truncate_side = "middle";

@@ -41,6 +41,7 @@ MultiTurnOptions MultiTurnOptionsOf(const config::Recipe& recipe) {
   const config::MultiTurnConfig& multi_turn = recipe.rollout().multi_turn();
   MultiTurnOptions options;
   options.max_assistant_turns = multi_turn.max_assistant_turns();
+  options.max_user_turns = multi_turn.max_user_turns();
   options.max_parallel_calls = multi_turn.max_parallel_calls();
   options.max_tool_response_length = multi_turn.max_tool_response_length();
   options.tool_response_truncate_side = multi_turn.tool_response_truncate_side();

@@ -297,6 +297,13 @@ TEST(MultiTurnRollout, StopsAtTheTurnLimitTheResponseLengthAndRepliesThatDoNotEn
     const MultiTurnRun run = Generate(*tokenizer, model, 1, options);
     EXPECT_EQ(run.responses.at(0).at(0).num_turns, 2);
   }
+  {  // max_user_turns: the tool turns it allows, then the reply after the last ends it.
+    ScriptedModel model(*tokenizer, {{kCall}, {kCall}});
+    MultiTurnOptions options = Options();
+    options.max_user_turns = 1;
+    const MultiTurnRun run = Generate(*tokenizer, model, 1, options);
+    EXPECT_EQ(run.responses.at(0).at(0).num_turns, 4);  // the prompt, two replies, one tool turn
+  }
   {  // No room for the tool turn and a reply after it.
     ScriptedModel model(*tokenizer, {{kCall}});
     MultiTurnOptions options = Options();
