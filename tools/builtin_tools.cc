@@ -1,9 +1,9 @@
 #include "tools/builtin_tools.h"
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
-#include "absl/strings/match.h"
 #include "rewards/arithmetic.h"
 #include "rewards/builtin_rewards.h"
 #include "rewards/python_text.h"
