@@ -21,7 +21,6 @@ const char kAttentionImplementation[] =
     "own, on FlashAttention's kernels where they serve, and results do not depend on it";
 const char kNoDropout[] =
     "a dropout probability in the model's HF config; the models here apply no dropout (LoRA's aside), as 0 asks";
-const char kInteraction[] = "verl's simulated user turns between the model's (interactions) are not implemented";
 const char kPositionLimit[] =
     "the position limit in the model's HF config, which verl's long-response recipes raise; positions here are not "
     "bounded by it (rotary embeddings are computed for any position), and exported checkpoints keep the model's value";
@@ -111,7 +110,6 @@ const std::vector<VerlInertKey>& Table() {
       {"rollout.layered_summon", {}, "gathering FSDP weights layer by layer for vLLM"},
       {"rollout.calculate_log_probs", {}, "the engine here always returns the sampled tokens' log-probs"},
       {"rollout.multi_turn.max_turns", {"null"}, "verl's former limit of turns; set rollout.multi_turn.max_assistant_turns"},
-      {"rollout.multi_turn.interaction_config_path", {"null"}, kInteraction},
       {"rollout.multi_turn.use_inference_chat_template", {"false"},
        "re-rendering earlier turns with the inference template (dropping their reasoning) is not implemented; "
        "a multi-turn response here keeps the tokens the model generated, as verl does with false"},

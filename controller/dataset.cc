@@ -109,16 +109,39 @@ absl::StatusOr<json> RowToolsKwargs(const json& row, const json& tools, const Da
   return tools_kwargs;
 }
 
+// `row`'s extra_info.interaction_kwargs, which a multi-turn rollout with simulated users
+// requires, checked by options.check_interaction_kwargs.
+absl::StatusOr<json> RowInteractionKwargs(const json& row, const DatasetOptions& options) {
+  const json interaction_kwargs = ExtraInfo(row, "interaction_kwargs");
+  if (interaction_kwargs.is_null()) {
+    return RowError("extra_info.interaction_kwargs",
+                    "is missing; with rollout.multi_turn.interaction_config_path each row names its simulated user "
+                    "and gives it what it needs ({\"name\": ...}, as verl's rows do)");
+  }
+  if (absl::Status status = options.check_interaction_kwargs(interaction_kwargs); !status.ok()) {
+    return RowError("extra_info.interaction_kwargs", status.message());
+  }
+  return interaction_kwargs;
+}
+
+bool MultiTurn(const DatasetOptions& options) {
+  return !options.offered_tools.empty() || options.check_interaction_kwargs != nullptr;
+}
+
 // A chat prompt of `messages` as Prompt::content holds it, with the row's tools if any
-// and, in a multi-turn rollout, its tools_kwargs.
+// and, in a multi-turn rollout, its tools_kwargs and interaction_kwargs.
 absl::StatusOr<Prompt> ChatPrompt(const json& messages, const json& row, const DatasetOptions& options) {
   ASSIGN_OR_RETURN(const json tools, RowTools(row, options));
-  if (tools.empty()) return Prompt{Prompt::Format::kChat, messages.dump()};
-  json content{{"messages", messages}, {"tools", tools}};
+  json content{{"messages", messages}};
+  if (!tools.empty()) content["tools"] = tools;
   if (!options.offered_tools.empty()) {
     ASSIGN_OR_RETURN(json tools_kwargs, RowToolsKwargs(row, tools, options));
     if (!tools_kwargs.empty()) content["tools_kwargs"] = std::move(tools_kwargs);
   }
+  if (options.check_interaction_kwargs) {
+    ASSIGN_OR_RETURN(content["interaction_kwargs"], RowInteractionKwargs(row, options));
+  }
+  if (content.size() == 1) return Prompt{Prompt::Format::kChat, messages.dump()};
   return Prompt{Prompt::Format::kChat, content.dump()};
 }
 
@@ -166,8 +189,8 @@ absl::StatusOr<Prompt> ParsePrompt(const json& row, const DatasetOptions& option
     if (options.text_prompts_as_user_message) {
       return ChatPrompt(json::array({{{"role", "user"}, {"content", prompt.content}}}), row, options);
     }
-    if (!options.offered_tools.empty()) {
-      return RowError(field.path, "is text, but a multi-turn rollout's prompts must be chats, which offer its tools "
+    if (MultiTurn(options)) {
+      return RowError(field.path, "is text, but a multi-turn rollout's prompts must be chats "
                                   "(data.text_prompts=user_message makes it one)");
     }
     ASSIGN_OR_RETURN(const json tools, RowTools(row, options));

@@ -19,8 +19,10 @@
 // are offered by every chat prompt instead — or those its extra_info.tool_selection
 // names (verl's per-row tool selection) — and a row may then offer none of its own; its
 // extra_info.tools_kwargs (verl's per-row values for the tools' calls, tools/tool.h)
-// travel with the prompt, checked by DatasetOptions::check_tools_kwargs. A text
-// prompt offering tools is refused. A response (an SFT pair's,
+// travel with the prompt, checked by DatasetOptions::check_tools_kwargs, as do the
+// extra_info.interaction_kwargs a multi-turn rollout with simulated users requires of
+// every row (DatasetOptions::check_interaction_kwargs). A text prompt offering tools,
+// or in a multi-turn rollout, is refused. A response (an SFT pair's,
 // chosen, rejected) is text, which the worker encodes and ends with the end-of-sequence
 // token, or — after a chat prompt — chat messages that continue the conversation (TRL's
 // conversational format, [{"role": "assistant", "content": "..."}]), which the worker
@@ -121,6 +123,10 @@ struct DatasetOptions {
   // CheckToolsKwargs); its error's message follows "extra_info.tools_kwargs" in the row's.
   std::function<absl::Status(const nlohmann::ordered_json& tools_kwargs, const std::vector<std::string>& offered)>
       check_tools_kwargs;
+  // Set when a multi-turn rollout has simulated users (tools/interaction.h): whether a
+  // row's extra_info.interaction_kwargs name one and give it what it needs
+  // (tools::InteractionSet::CheckInteractionKwargs); every chat prompt then carries them.
+  std::function<absl::Status(const nlohmann::ordered_json& interaction_kwargs)> check_interaction_kwargs;
   bool skip_bad_rows = false;
 };
 

@@ -22,6 +22,7 @@
 #include "controller/trainer_common.h"
 #include "controller/validation_metrics.h"
 #include "controller/weight_sync.h"
+#include "tools/interaction.h"
 #include "tools/tool_config.h"
 
 namespace rollout::controller {
@@ -117,6 +118,14 @@ absl::StatusOr<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(const PpoTrainerS
                                           const std::vector<std::string>& offered) {
     return tool_set->CheckToolsKwargs(tools_kwargs, offered);
   };
+  ASSIGN_OR_RETURN(tools::InteractionSet loaded_interactions,
+                   tools::LoadMultiTurnInteractions(recipe.rollout().multi_turn()));
+  if (!loaded_interactions.empty()) {
+    const auto interactions = std::make_shared<const tools::InteractionSet>(std::move(loaded_interactions));
+    options.check_interaction_kwargs = [interactions](const nlohmann::ordered_json& interaction_kwargs) {
+      return interactions->CheckInteractionKwargs(interaction_kwargs);
+    };
+  }
   ASSIGN_OR_RETURN(trainer->train_, LoadPromptDataset(Files(recipe.data().train_files()), options));
   LogSkippedRows(trainer->train_, "training");
   if (recipe.data().val_files_size() > 0) {

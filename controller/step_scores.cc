@@ -25,14 +25,15 @@ absl::StatusOr<std::vector<json>> RolloutExtraInfo(const Batch& generated, size_
     ASSIGN_OR_RETURN(const at::Tensor turns, generated.Tensor("num_turns"));
     const at::Tensor contiguous = turns.to(at::kLong).contiguous();
     num_turns.assign(contiguous.data_ptr<int64_t>(), contiguous.data_ptr<int64_t>() + contiguous.numel());
-    ASSIGN_OR_RETURN(const std::vector<std::string> tool_rewards, generated.Strings("tool_rewards"));
-    for (size_t row = 0; row < rows && row < tool_rewards.size(); ++row) {
-      json rewards = json::parse(tool_rewards[row], nullptr, /*allow_exceptions=*/false);
-      if (!rewards.is_array()) {
-        return absl::InternalError(absl::StrCat("row ", row, "'s tool_rewards are not a JSON list: ", tool_rewards[row]));
+    for (const char* column : {"turn_scores", "tool_rewards"}) {
+      ASSIGN_OR_RETURN(const std::vector<std::string> lists, generated.Strings(column));
+      for (size_t row = 0; row < rows && row < lists.size(); ++row) {
+        json list = json::parse(lists[row], nullptr, /*allow_exceptions=*/false);
+        if (!list.is_array()) {
+          return absl::InternalError(absl::StrCat("row ", row, "'s ", column, " is not a JSON list: ", lists[row]));
+        }
+        added[row][column] = std::move(list);
       }
-      added[row]["turn_scores"] = json::array();
-      added[row]["tool_rewards"] = std::move(rewards);
     }
   }
   if (num_turns.size() != rows) {

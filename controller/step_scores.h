@@ -21,10 +21,10 @@ namespace rollout::controller {
 
 // The reward runner's scores of `generated`'s rows (its string column response_text),
 // row r answering examples[r / n]. Each reward function sees the example's extra_info as
-// verl's reward loop extends it: in a multi-turn rollout (`generated` has num_turns and
-// tool_rewards) with "turn_scores" (always [] here: verl's simulated users' scores) and
-// "tool_rewards" (the row's tool calls' rewards), then always with "num_turns" (2 for a
-// single-turn response: the prompt and the reply) and "rollout_reward_scores" ({}). Adds
+// verl's reward loop extends it: in a multi-turn rollout (`generated` has num_turns,
+// turn_scores and tool_rewards) with "turn_scores" (the row's simulated user turns'
+// scores) and "tool_rewards" (its tool calls' rewards), then always with "num_turns" (2
+// for a single-turn response: the prompt and the reply) and "rollout_reward_scores" ({}). Adds
 // the failures to `metrics`' reward/timeouts and reward/errors (failed samples score 0)
 // and logs the first.
 absl::StatusOr<std::vector<rewards::ScoredSample>> ScoreWithRewardRunner(

@@ -2,6 +2,7 @@
 
 #include <limits>
 #include <string>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/chat_json.h"
@@ -53,9 +54,11 @@ absl::StatusOr<ChatPrompt> ParseChatPrompt(const ordered_json& value) {
     if (!tools.ok()) return absl::InvalidArgumentError(absl::StrCat("\"tools\" ", tools.status().message()));
     prompt.tools = *std::move(tools);
   }
-  if (wrapped && value.contains("tools_kwargs")) {
-    if (!value.at("tools_kwargs").is_object()) return absl::InvalidArgumentError("\"tools_kwargs\" is not an object");
-    prompt.tools_kwargs = value.at("tools_kwargs");
+  for (const auto& [key, field] : {std::pair<const char*, ordered_json*>{"tools_kwargs", &prompt.tools_kwargs},
+                                    {"interaction_kwargs", &prompt.interaction_kwargs}}) {
+    if (!wrapped || !value.contains(key)) continue;
+    if (!value.at(key).is_object()) return absl::InvalidArgumentError(absl::StrCat("\"", key, "\" is not an object"));
+    *field = value.at(key);
   }
   return prompt;
 }

@@ -22,15 +22,17 @@ absl::StatusOr<std::vector<int32_t>> ParseTokenIds(const nlohmann::json& value);
 struct ChatPrompt {
   std::vector<ChatMessage> messages;
   std::vector<nlohmann::ordered_json> tools;  // JSON schemas, keys in the data's order
-  // What the row brings for its tools' calls in a multi-turn rollout (verl's
-  // extra_info.tools_kwargs, tools/tool.h); carried, not read, here.
+  // What the row brings for its tools' calls and its simulated user in a multi-turn
+  // rollout (verl's extra_info.tools_kwargs and interaction_kwargs, tools/tool.h,
+  // tools/interaction.h); carried, not read, here. Empty objects when it has none.
   nlohmann::ordered_json tools_kwargs = nlohmann::ordered_json::object();
+  nlohmann::ordered_json interaction_kwargs = nlohmann::ordered_json::object();
 };
 
-// {"messages": [...], "tools": [...], "tools_kwargs": {...}} ("tools" and
-// "tools_kwargs" optional) or the bare list of messages, in common/chat_json.h's shapes;
-// InvalidArgument naming the message, the tools or tools_kwargs (when not an object)
-// otherwise.
+// {"messages": [...], "tools": [...], "tools_kwargs": {...}, "interaction_kwargs": {...}}
+// (all but "messages" optional) or the bare list of messages, in common/chat_json.h's
+// shapes; InvalidArgument naming the message, the tools, tools_kwargs or
+// interaction_kwargs (when not an object) otherwise.
 absl::StatusOr<ChatPrompt> ParseChatPrompt(const nlohmann::ordered_json& value);
 // The same of JSON text; InvalidArgument for text that is not JSON.
 absl::StatusOr<ChatPrompt> ParseChatPromptText(absl::string_view text);

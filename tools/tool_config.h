@@ -13,9 +13,7 @@
 //           description: Evaluates an arithmetic expression exactly.
 //           parameters: {type: object, properties: {expression: {type: string}}, required: [expression]}
 //
-// Schemas keep the file's key order, as chat templates write them. Plain YAML scalars
-// are typed as YAML 1.2's core schema types them (null, true, 3, 0.5), quoted ones are
-// strings.
+// Schemas keep the file's key order, as chat templates write them (tools/yaml_json.h).
 #pragma once
 
 #include <string>
@@ -33,7 +31,8 @@ namespace rollout::tools {
 absl::StatusOr<ToolSet> LoadToolConfig(const std::string& path);
 
 // The tools rollout.multi_turn offers: none unless it is enabled, then those of its
-// tool_config_path, which must be set (InvalidArgument otherwise).
+// tool_config_path — none when only its interaction_config_path is set, InvalidArgument
+// when neither is.
 absl::StatusOr<ToolSet> LoadMultiTurnTools(const config::MultiTurnConfig& multi_turn);
 
 }  // namespace rollout::tools

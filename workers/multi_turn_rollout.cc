@@ -1,5 +1,6 @@
 #include "workers/multi_turn_rollout.h"
 
+#include <algorithm>
 #include <optional>
 #include <utility>
 
@@ -22,7 +23,7 @@ struct Sample {
   engine::FinishReason last_finish = engine::FinishReason::kNone;
   std::string first_reply_text;
   int32_t replies = 0;
-  int32_t tool_turns = 0;
+  int32_t user_turns = 0;  // tool turns and simulated users' turns, as verl counts them
 };
 
 void AppendReply(const engine::Completion& reply, Sample& sample) {
@@ -52,40 +53,25 @@ tools::Trajectory TrajectoryOf(const models::ChatPrompt& conversation) {
   return trajectory;
 }
 
-// A tool turn: its text and its calls' rewards.
-struct ToolTurn {
-  std::string text;
-  std::vector<double> rewards;
+// The turn after a reply: a tool turn (its calls' rewards) or a simulated user's (its
+// score, and whether the conversation ends with it).
+struct NextTurn {
+  std::string text;  // what the template writes after the reply's end token, through the next assistant header
+  std::vector<double> tool_rewards;
+  std::optional<double> turn_score;
+  bool ends = false;
 };
 
-// The tool turn after `sample`'s last reply: its calls run, their results as tool
-// messages, written as the template writes them after the reply's end token, with the
-// next assistant header. None when the conversation ends with the reply.
-absl::StatusOr<std::optional<ToolTurn>> ToolTurnAfter(const Sample& sample, const models::ChatPrompt& conversation,
-                                                      const models::Tokenizer& tokenizer, const tools::ToolSet& tools,
-                                                      const MultiTurnOptions& options) {
-  if (sample.last_finish != engine::FinishReason::kEos || sample.last_reply.empty()) return std::nullopt;
-  if (options.max_assistant_turns > 0 && sample.replies >= options.max_assistant_turns) return std::nullopt;
-  if (options.max_user_turns > 0 && sample.tool_turns >= options.max_user_turns) return std::nullopt;
-  tools::HermesToolCalls parsed = tools::ParseHermesToolCalls(tokenizer.Decode(sample.last_reply));
-  if (parsed.calls.empty()) return std::nullopt;
-  if (parsed.calls.size() > static_cast<size_t>(options.max_parallel_calls)) {
-    parsed.calls.resize(static_cast<size_t>(options.max_parallel_calls));
-  }
-  const tools::Trajectory trajectory = TrajectoryOf(conversation);
-  std::vector<models::ChatMessage> messages = conversation.messages;
-  const size_t reply = messages.size();
-  ToolTurn turn;
-  for (const models::ChatToolCall& call : parsed.calls) {
-    tools::ToolResult result = tools.Call(call.name, call.arguments, trajectory);
-    messages.push_back({"tool", tools::TruncateToolResponse(result.text, options.max_tool_response_length,
-                                                            options.tool_response_truncate_side)});
-    turn.rewards.push_back(result.reward);
-  }
-  messages.insert(messages.begin() + static_cast<std::ptrdiff_t>(reply),
-                  models::ChatMessage{"assistant", "", std::move(parsed.calls)});
-  const std::string where = absl::StrCat("prompt ", sample.request, " sample ", sample.index,
-                                         ": the tool turn after reply ", sample.replies, ": ");
+// The text the template writes after `sample`'s last reply — messages[reply] in
+// `messages`, followed by the turn's messages — up to and including the next assistant
+// header. None when the reply ended by a token the template does not close replies with
+// (Qwen's <|endoftext|>): the conversation ends there.
+absl::StatusOr<std::optional<std::string>> TextAfterReply(const Sample& sample,
+                                                          const std::vector<models::ChatMessage>& messages,
+                                                          size_t reply, const models::ChatPrompt& conversation,
+                                                          const models::Tokenizer& tokenizer) {
+  const std::string where = absl::StrCat("prompt ", sample.request, " sample ", sample.index, ": the turn after reply ",
+                                         sample.replies, ": ");
   absl::StatusOr<models::RenderedChat> rendered = tokenizer.RenderChatWithMessageEnds(messages, conversation.tools);
   absl::StatusOr<std::string> with_header = tokenizer.RenderChat(messages, /*add_generation_prompt=*/true,
                                                                  conversation.tools);
@@ -100,13 +86,55 @@ absl::StatusOr<std::optional<ToolTurn>> ToolTurnAfter(const Sample& sample, cons
   const size_t reply_begin = reply == 0 ? 0 : rendered->message_ends[reply - 1];
   const size_t reply_end = rendered->message_ends[reply];
   const absl::string_view reply_part = absl::string_view(rendered->text).substr(reply_begin, reply_end - reply_begin);
-  // The model ended its reply with this token; the turn is what the template writes
-  // after it. A reply ended by a token the template does not close replies with (Qwen's
-  // <|endoftext|>) ends the conversation.
   const std::string end_token = tokenizer.Decode({sample.last_reply.back()});
   const size_t end = end_token.empty() ? absl::string_view::npos : reply_part.rfind(end_token);
   if (end == absl::string_view::npos) return std::nullopt;
-  turn.text = absl::StrCat(reply_part.substr(end + end_token.size()), absl::string_view(*with_header).substr(reply_end));
+  return absl::StrCat(reply_part.substr(end + end_token.size()), absl::string_view(*with_header).substr(reply_end));
+}
+
+// The turn after `sample`'s last reply, as verl's tool agent loop takes it: its calls
+// run, their results as tool messages; or, when it calls nothing and the row has a
+// simulated user, that user's answer. None when the conversation ends with the reply.
+absl::StatusOr<std::optional<NextTurn>> TurnAfter(const Sample& sample, const models::ChatPrompt& conversation,
+                                                  const models::Tokenizer& tokenizer, const tools::ToolSet& tools,
+                                                  const tools::InteractionSet& interactions,
+                                                  const MultiTurnOptions& options) {
+  if (sample.last_finish != engine::FinishReason::kEos || sample.last_reply.empty()) return std::nullopt;
+  if (options.max_assistant_turns > 0 && sample.replies >= options.max_assistant_turns) return std::nullopt;
+  if (options.max_user_turns > 0 && sample.user_turns >= options.max_user_turns) return std::nullopt;
+  tools::HermesToolCalls parsed = tools::ParseHermesToolCalls(tokenizer.Decode(sample.last_reply));
+  std::vector<models::ChatMessage> messages = conversation.messages;
+  const size_t reply = messages.size();
+  NextTurn turn;
+  if (!parsed.calls.empty()) {
+    if (parsed.calls.size() > static_cast<size_t>(options.max_parallel_calls)) {
+      parsed.calls.resize(static_cast<size_t>(options.max_parallel_calls));
+    }
+    const tools::Trajectory trajectory = TrajectoryOf(conversation);
+    messages.push_back(models::ChatMessage{"assistant", "", parsed.calls});
+    for (const models::ChatToolCall& call : parsed.calls) {
+      tools::ToolResult result = tools.Call(call.name, call.arguments, trajectory);
+      messages.push_back({"tool", tools::TruncateToolResponse(result.text, options.max_tool_response_length,
+                                                              options.tool_response_truncate_side)});
+      turn.tool_rewards.push_back(result.reward);
+    }
+  } else if (!conversation.interaction_kwargs.empty()) {
+    const std::string reply_text = tokenizer.Decode(sample.last_reply, /*skip_special_tokens=*/true);
+    absl::StatusOr<tools::UserTurn> user = interactions.Respond(reply_text, conversation.interaction_kwargs);
+    if (!user.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("prompt ", sample.request, " sample ", sample.index,
+                                                     ": the simulated user: ", user.status().message()));
+    }
+    messages.push_back(models::ChatMessage{"assistant", reply_text});
+    messages.push_back(models::ChatMessage{"user", user->content});
+    turn.turn_score = user->score;
+    turn.ends = user->ends;
+  } else {
+    return std::nullopt;
+  }
+  ASSIGN_OR_RETURN(std::optional<std::string> text, TextAfterReply(sample, messages, reply, conversation, tokenizer));
+  if (!text.has_value()) return std::nullopt;
+  turn.text = *std::move(text);
   return turn;
 }
 
@@ -114,8 +142,8 @@ absl::StatusOr<std::optional<ToolTurn>> ToolTurnAfter(const Sample& sample, cons
 
 absl::StatusOr<std::vector<std::vector<RolloutResponse>>> GenerateMultiTurn(
     const GenerateReplies& generate, const models::Tokenizer& tokenizer, const tools::ToolSet& tools,
-    const std::vector<models::ChatPrompt>& conversations, const std::vector<engine::GenerationRequest>& requests,
-    const MultiTurnOptions& options) {
+    const tools::InteractionSet& interactions, const std::vector<models::ChatPrompt>& conversations,
+    const std::vector<engine::GenerationRequest>& requests, const MultiTurnOptions& options) {
   if (conversations.size() != requests.size()) {
     return absl::InvalidArgumentError(
         absl::StrCat(conversations.size(), " conversations but ", requests.size(), " requests"));
@@ -138,19 +166,28 @@ absl::StatusOr<std::vector<std::vector<RolloutResponse>>> GenerateMultiTurn(
     std::vector<size_t> continuing;
     for (const size_t id : active) {
       Sample& sample = samples[id];
-      ASSIGN_OR_RETURN(const std::optional<ToolTurn> turn,
-                       ToolTurnAfter(sample, conversations[sample.request], tokenizer, tools, options));
+      ASSIGN_OR_RETURN(const std::optional<NextTurn> turn,
+                       TurnAfter(sample, conversations[sample.request], tokenizer, tools, interactions, options));
       if (!turn.has_value()) continue;
       RolloutResponse& response = sample.response;
-      // As verl's tool agent loop: the calls' rewards count even when their turn does not fit.
-      response.tool_rewards.insert(response.tool_rewards.end(), turn->rewards.begin(), turn->rewards.end());
-      const std::vector<int32_t> turn_ids = tokenizer.Encode(turn->text);
-      // As verl's tool agent loop: no tool turn that leaves no room for a reply.
-      if (static_cast<int64_t>(response.tokens.size() + turn_ids.size()) >= options.max_response_length) continue;
+      // As verl's tool agent loop: the calls' rewards and the user's score count even
+      // when their turn does not fit.
+      response.tool_rewards.insert(response.tool_rewards.end(), turn->tool_rewards.begin(), turn->tool_rewards.end());
+      if (turn->turn_score.has_value()) response.turn_scores.push_back(*turn->turn_score);
+      std::vector<int32_t> turn_ids = tokenizer.Encode(turn->text);
+      const int64_t room = options.max_response_length - static_cast<int64_t>(response.tokens.size());
+      if (turn->ends) {
+        // verl keeps the user's last message (and the header after it), cut to the
+        // response length.
+        turn_ids.resize(std::min(turn_ids.size(), static_cast<size_t>(std::max<int64_t>(room, 0))));
+      } else if (static_cast<int64_t>(turn_ids.size()) >= room) {
+        continue;  // as verl's tool agent loop: no turn that leaves no room for a reply
+      }
       response.tokens.insert(response.tokens.end(), turn_ids.begin(), turn_ids.end());
       response.log_probs.insert(response.log_probs.end(), turn_ids.size(), 0.0f);
       response.generated.insert(response.generated.end(), turn_ids.size(), false);
-      ++sample.tool_turns;
+      ++sample.user_turns;
+      if (turn->ends) continue;
       engine::GenerationRequest request;
       request.prompt = requests[sample.request].prompt;
       request.prompt.insert(request.prompt.end(), response.tokens.begin(), response.tokens.end());
@@ -171,9 +208,9 @@ absl::StatusOr<std::vector<std::vector<RolloutResponse>>> GenerateMultiTurn(
   std::vector<std::vector<RolloutResponse>> responses(requests.size());
   for (Sample& sample : samples) {
     RolloutResponse& response = sample.response;
-    response.text = sample.tool_turns == 0 ? sample.first_reply_text
+    response.text = sample.user_turns == 0 ? sample.first_reply_text
                                            : tokenizer.Decode(response.tokens, /*skip_special_tokens=*/true);
-    response.num_turns = 1 + sample.replies + sample.tool_turns;
+    response.num_turns = 1 + sample.replies + sample.user_turns;
     responses[sample.request].push_back(std::move(response));
   }
   return responses;

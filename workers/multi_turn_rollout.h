@@ -1,17 +1,21 @@
-// Multi-turn rollouts with tools (verl's rollout.multi_turn, its tool agent loop): the
-// model replies; when its reply ends with its end token and calls tools (Hermes'
-// <tool_call> blocks, tools/hermes_tool_calls.h), the tools run, their results are
-// appended as the chat template writes tool messages (with the next assistant header),
-// and the model goes on from there — until a reply calls no tool, ends otherwise (length),
-// max_assistant_turns replies or max_user_turns tool turns were made (as verl's tool
-// agent loop, which counts tool turns as user turns), or the next tool turn would not
-// leave room in max_response_length.
+// Multi-turn rollouts with tools and simulated users (verl's rollout.multi_turn, its
+// tool agent loop): the model replies; when its reply ends with its end token and calls
+// tools (Hermes' <tool_call> blocks, tools/hermes_tool_calls.h), the tools run, their
+// results are appended as the chat template writes tool messages (with the next
+// assistant header), and the model goes on from there. A reply that calls nothing is
+// answered, when its row has a simulated user (interaction_kwargs, tools/interaction.h),
+// by that user's message, written the same way; the user may end the conversation with
+// it. A response ends when a reply calls nothing and has no user to answer it, ends
+// otherwise (length), max_assistant_turns replies or max_user_turns tool and user turns
+// were made (verl counts both as user turns), or the next turn would not leave room in
+// max_response_length (a user's last message is kept, cut to fit, as verl keeps it).
 //
-// A sample's response is all of it: its replies and the tool turns between them, whose
-// tokens are marked not generated (response_mask 0, rollout log-prob 0). Each tool
+// A sample's response is all of it: its replies and the turns between them, whose
+// tokens are marked not generated (response_mask 0, rollout log-prob 0). Each such
 // turn's tokens are the text the template writes after the reply's end token up to and
 // including the next assistant header, so the response reads as the template would
-// render the whole conversation. Later turns are new engine requests holding the
+// render the whole conversation. Each tool call's reward and each user turn's score are
+// kept (RolloutResponse::tool_rewards, turn_scores). Later turns are new engine requests holding the
 // conversation so far; the engine's prefix cache (rollout.enable_prefix_caching) spares
 // recomputing it.
 #pragma once
@@ -25,6 +29,7 @@
 #include "engine/engine.h"
 #include "models/json_prompt.h"
 #include "models/tokenizer.h"
+#include "tools/interaction.h"
 #include "tools/tool.h"
 #include "workers/rollout_batch.h"
 
@@ -32,7 +37,7 @@ namespace rollout::workers {
 
 struct MultiTurnOptions {
   int32_t max_assistant_turns = 0;  // 0: as many as the response length holds
-  int32_t max_user_turns = 0;       // tool turns; 0: as many as the response length holds
+  int32_t max_user_turns = 0;       // tool and user turns; 0: as many as the response length holds
   int32_t max_parallel_calls = 1;
   int32_t max_tool_response_length = 256;
   std::string tool_response_truncate_side = "middle";
@@ -47,13 +52,15 @@ using GenerateReplies = std::function<absl::StatusOr<std::vector<engine::Request
 // conversations[i], which offers the tools) to completion, turn by turn: the first
 // replies from `requests`, each later one from a request of one sample whose prompt is
 // the request's prompt followed by the response so far, with the request's sampling,
-// max_tokens the room left and a seed of its own per sample and turn. Returns per
-// request its samples' responses, with num_turns as verl counts them: 1 (the prompt) +
-// the model's turns + the tool turns. `generate`'s errors; InvalidArgument when the
-// template cannot render a tool turn after a reply.
+// max_tokens the room left and a seed of its own per sample and turn. A conversation's
+// interaction_kwargs (empty: no simulated user) name its user in `interactions`.
+// Returns per request its samples' responses, with num_turns as verl counts them: 1 (the
+// prompt) + the model's turns + the tool and user turns. `generate`'s errors;
+// InvalidArgument when the template cannot render a turn after a reply or the
+// conversation's user cannot answer.
 absl::StatusOr<std::vector<std::vector<RolloutResponse>>> GenerateMultiTurn(
     const GenerateReplies& generate, const models::Tokenizer& tokenizer, const tools::ToolSet& tools,
-    const std::vector<models::ChatPrompt>& conversations, const std::vector<engine::GenerationRequest>& requests,
-    const MultiTurnOptions& options);
+    const tools::InteractionSet& interactions, const std::vector<models::ChatPrompt>& conversations,
+    const std::vector<engine::GenerationRequest>& requests, const MultiTurnOptions& options);
 
 }  // namespace rollout::workers

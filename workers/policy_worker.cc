@@ -375,6 +375,7 @@ absl::Status PolicyWorker::CreateEngine() {
   options.enforce_eager = rollout.enforce_eager();
   ASSIGN_OR_RETURN(engine_, engine::Engine::Create(*model_, tokenizer_.get(), options));
   ASSIGN_OR_RETURN(tools_, tools::LoadMultiTurnTools(rollout.multi_turn()));
+  ASSIGN_OR_RETURN(interactions_, tools::LoadMultiTurnInteractions(rollout.multi_turn()));
   return absl::OkStatus();
 }
 
@@ -410,6 +411,7 @@ absl::StatusOr<Batch> PolicyWorker::GenerateSequences(const Batch& input) {
   // the engine prefills the prompt once for all of them.
   std::vector<engine::GenerationRequest> requests;
   std::vector<std::vector<int32_t>> prompt_ids;
+  const bool multi_turn = !tools_.empty() || !interactions_.empty();
   std::vector<models::ChatPrompt> conversations;  // multi-turn rollouts: each request's
   for (size_t row = 0; row < prompts.size(); ++row) {
     if (row > 0 && uids[row] == uids[row - 1]) {
@@ -427,7 +429,7 @@ absl::StatusOr<Batch> PolicyWorker::GenerateSequences(const Batch& input) {
     }
     ASSIGN_OR_RETURN(std::vector<int32_t> ids,
                      EncodePrompt(*tokenizer_, prompts[row], formats[row] == "chat", prompt_encoding_, where));
-    if (!tools_.empty()) {
+    if (multi_turn) {
       // EncodePrompt accepted the chat prompt; the controller gave it the tools.
       if (formats[row] != "chat") {
         return absl::InvalidArgumentError(
@@ -445,15 +447,15 @@ absl::StatusOr<Batch> PolicyWorker::GenerateSequences(const Batch& input) {
   const engine::EngineStats before = engine_->stats();
   const auto generate_start = std::chrono::steady_clock::now();
   std::vector<std::vector<RolloutResponse>> responses;
-  if (tools_.empty()) {
+  if (!multi_turn) {
     ASSIGN_OR_RETURN(const std::vector<engine::RequestOutput> outputs, engine_->Generate(requests));
     responses = ResponsesOf(outputs);
   } else {
     const GenerateReplies generate = [this](const std::vector<engine::GenerationRequest>& turn) {
       return engine_->Generate(turn);
     };
-    ASSIGN_OR_RETURN(responses, GenerateMultiTurn(generate, *tokenizer_, tools_, conversations, requests,
-                                                  MultiTurnOptionsOf(setup_.recipe)));
+    ASSIGN_OR_RETURN(responses, GenerateMultiTurn(generate, *tokenizer_, tools_, interactions_, conversations,
+                                                  requests, MultiTurnOptionsOf(setup_.recipe)));
   }
   const auto generate_end = std::chrono::steady_clock::now();
   RolloutLayout layout;

@@ -70,6 +70,7 @@
 #include "models/lora.h"
 #include "models/tokenizer.h"
 #include "proto/recipe.pb.h"
+#include "tools/interaction.h"
 #include "tools/tool.h"
 #include "workers/background_save.h"
 #include "workers/checkpoint_io.h"
@@ -176,7 +177,9 @@ class PolicyWorker {
   std::unique_ptr<SftLearner> sft_;  // trainer.mode sft, or ppo with sft_warm_start
   std::unique_ptr<DpoLearner> dpo_;  // instead of actor_ with trainer.mode dpo
   std::unique_ptr<engine::Engine> engine_;
-  tools::ToolSet tools_;  // rollout.multi_turn's; empty: single-turn rollouts
+  // rollout.multi_turn's tools and simulated users; both empty: single-turn rollouts.
+  tools::ToolSet tools_;
+  tools::InteractionSet interactions_;
   PromptEncoding prompt_encoding_;
   // Last: destroyed (waiting for a pending write) before what the write reads.
   BackgroundSave pending_save_;

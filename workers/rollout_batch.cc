@@ -56,7 +56,7 @@ absl::StatusOr<Batch> BuildRolloutBatch(const std::vector<std::vector<int32_t>>&
   auto response_mask_a = response_mask.accessor<int64_t, 2>();
   auto log_probs_a = log_probs.accessor<float, 2>();
   auto num_turns_a = num_turns.accessor<int64_t, 1>();
-  std::vector<std::string> texts, finish_reasons, tool_rewards;
+  std::vector<std::string> texts, finish_reasons, tool_rewards, turn_scores;
   int64_t row = 0;
   for (size_t i = 0; i < prompts.size(); ++i) {
     const std::vector<int32_t>& prompt = prompts[i];
@@ -84,6 +84,7 @@ absl::StatusOr<Batch> BuildRolloutBatch(const std::vector<std::vector<int32_t>>&
       }
       num_turns_a[row] = sample.num_turns;
       tool_rewards.push_back(nlohmann::json(sample.tool_rewards).dump());
+      turn_scores.push_back(nlohmann::json(sample.turn_scores).dump());
       texts.push_back(sample.text);
       finish_reasons.push_back(sample.finish_reason);
     }
@@ -102,6 +103,7 @@ absl::StatusOr<Batch> BuildRolloutBatch(const std::vector<std::vector<int32_t>>&
   if (multi_turn) {
     RETURN_IF_ERROR(batch.AddTensor("num_turns", num_turns));
     RETURN_IF_ERROR(batch.AddStrings("tool_rewards", std::move(tool_rewards)));
+    RETURN_IF_ERROR(batch.AddStrings("turn_scores", std::move(turn_scores)));
   }
   return batch;
 }

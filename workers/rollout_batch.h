@@ -9,8 +9,8 @@
 //   strings: response_text (decoded response), finish_reason ("stop", "length", ...)
 // and, for multi-turn responses (workers/multi_turn_rollout.h), num_turns [N] int64:
 // verl's count of a conversation's turns (the prompt, the model's turns and the tools'
-// turns), and the string column tool_rewards: each row's tool calls' rewards as a JSON
-// list. A tool turn's tokens are in attention_mask but not in response_mask.
+// turns), and the string columns tool_rewards and turn_scores: each row's tool calls'
+// rewards and simulated user turns' scores as JSON lists. A tool turn's tokens are in attention_mask but not in response_mask.
 #pragma once
 
 #include <cstdint>
@@ -39,6 +39,7 @@ struct RolloutResponse {
   std::string finish_reason;      // of the model's last turn
   int32_t num_turns = 0;          // 0: a single-turn rollout (no num_turns column)
   std::vector<double> tool_rewards;  // multi-turn: each tool call's reward, in call order
+  std::vector<double> turn_scores;   // multi-turn: each simulated user turn's score
 };
 
 // The engine's samples as responses, per request.

@@ -149,9 +149,6 @@ TEST_F(VerlInertKeys, ValuesThatAskForWhatIsNotHereAreErrors) {
   EXPECT_THAT(Error({"custom_reward_function.path=my_reward.py"}),
               HasSubstr("cannot be my_reward.py here: Python reward functions cannot be loaded; use a built-in "
                         "(reward.name) or a C++ plug-in (reward.plugin) (it may be null)"));
-  EXPECT_THAT(Error({"actor_rollout_ref.rollout.multi_turn.interaction_config_path=interaction.yaml"}),
-              HasSubstr("cannot be interaction.yaml here: verl's simulated user turns between the model's "
-                        "(interactions) are not implemented"));
   EXPECT_THAT(Error({"actor_rollout_ref.model.override_config={rope_theta: 5}"}),
               HasSubstr("verl's 'actor.model.override_config.rope_theta' at command line "
                         "'actor_rollout_ref.model.override_config={rope_theta: 5}' cannot be set here: "

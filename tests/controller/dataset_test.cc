@@ -13,6 +13,7 @@
 
 #include "tests/support/temp_dir.h"
 #include "tools/builtin_tools.h"
+#include "tools/interaction.h"
 #include "tools/tool.h"
 
 namespace rollout::controller {
@@ -435,6 +436,39 @@ TEST(PromptDataset, OffersTheRolloutsToolsWithEachRowsSelectionAndToolsKwargs) {
             "does not hold (it holds calculator, gsm8k)");
   EXPECT_EQ(error(R"({"tool_selection": "calculator"})"),
             "rows.jsonl:1: \"extra_info.tool_selection\" must be a list of tool names, not string");
+}
+
+// With simulated users (rollout.multi_turn.interaction_config_path) every row names its
+// own under extra_info.interaction_kwargs, which its chat prompt carries; tools or not.
+TEST(PromptDataset, CarriesEachRowsInteractionKwargsAndRefusesRowsWithoutThem) {
+  using json = nlohmann::ordered_json;
+  auto interactions = std::make_shared<tools::InteractionSet>(
+      tools::LoadInteractionConfig("recipes/tools/gsm8k_interaction.yaml").value());
+  DatasetOptions options;
+  options.check_interaction_kwargs = [interactions](const json& interaction_kwargs) {
+    return interactions->CheckInteractionKwargs(interaction_kwargs);
+  };
+  const std::string messages = R"("prompt": [{"role": "user", "content": "2+3?"}], "ground_truth": "5")";
+  const Dataset<PromptExample> dataset =
+      LoadPrompts("{" + messages + R"(, "extra_info": {"interaction_kwargs": {"name": "gsm8k", "ground_truth": "5"}}})",
+                  options)
+          .value();
+  ASSERT_EQ(dataset.examples.size(), 1u);
+  EXPECT_EQ(dataset.examples[0].prompt.content,
+            R"({"messages":[{"role":"user","content":"2+3?"}],"interaction_kwargs":{"name":"gsm8k","ground_truth":"5"}})");
+  const auto error = [&](const std::string& row) {
+    const std::string message(LoadPrompts(row, options).status().message());
+    return message.substr(std::min(message.size(), message.find("rows.jsonl")));
+  };
+  EXPECT_EQ(error("{" + messages + "}"),
+            "rows.jsonl:1: \"extra_info.interaction_kwargs\" is missing; with rollout.multi_turn.interaction_config_path "
+            "each row names its simulated user and gives it what it needs ({\"name\": ...}, as verl's rows do)");
+  EXPECT_EQ(error("{" + messages + R"(, "extra_info": {"interaction_kwargs": {"name": "gsm8k"}}})"),
+            "rows.jsonl:1: \"extra_info.interaction_kwargs\" for gsm8k needs a ground_truth, which the gsm8k "
+            "interaction scores replies against");
+  EXPECT_EQ(error(R"({"prompt": "2+3?", "ground_truth": "5"})"),
+            "rows.jsonl:1: \"prompt\" is text, but a multi-turn rollout's prompts must be chats "
+            "(data.text_prompts=user_message makes it one)");
 }
 
 TEST(ConversationDataset, LoadsMessagesUnderTheMessagesKey) {

@@ -41,9 +41,10 @@ TEST(ScoreWithRewardRunner, ExtendsExtraInfoAsVerlsRewardLoopDoes) {
   Batch multi_turn = single_turn;
   ASSERT_TRUE(multi_turn.AddTensor("num_turns", at::tensor({4, 2}, at::kLong)).ok());
   ASSERT_TRUE(multi_turn.AddStrings("tool_rewards", {"[0.0,-0.05]", "[]"}).ok());
+  ASSERT_TRUE(multi_turn.AddStrings("turn_scores", {"[0.0,1.0]", "[]"}).ok());
   ASSERT_TRUE(ScoreWithRewardRunner(runner, multi_turn, examples, 2, &metrics).ok());
   EXPECT_EQ(runner.inputs[0].extra_info,
-            R"({"index":7,"num_turns":4,"turn_scores":[],"tool_rewards":[0.0,-0.05],"rollout_reward_scores":{}})");
+            R"({"index":7,"num_turns":4,"turn_scores":[0.0,1.0],"tool_rewards":[0.0,-0.05],"rollout_reward_scores":{}})");
   EXPECT_EQ(runner.inputs[1].extra_info,
             R"({"index":7,"num_turns":2,"turn_scores":[],"tool_rewards":[],"rollout_reward_scores":{}})");
   EXPECT_EQ(metrics["reward/errors"], 0);

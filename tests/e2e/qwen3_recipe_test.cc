@@ -60,14 +60,17 @@ std::string WriteRowsWithTools(const std::string& path) {
 }
 
 // gsm8k_tiny.jsonl's rows as verl's GSM8K multi-turn data has them: each carries its
-// ground truth for the gsm8k tool under extra_info.tools_kwargs.
+// ground truth for the gsm8k tool under extra_info.tools_kwargs and for the gsm8k
+// simulated user under extra_info.interaction_kwargs.
 void WriteRowsWithToolsKwargs(const std::string& path) {
   const std::string source = ROLLOUT_SOURCE_DIR;
   std::string rows;
   for (const absl::string_view line : absl::StrSplit(ReadFile(source + "/tests/data/gsm8k_tiny.jsonl").value(), '\n')) {
     if (line.empty()) continue;
     nlohmann::ordered_json row = nlohmann::ordered_json::parse(line);
-    row["extra_info"]["tools_kwargs"]["calc_gsm8k_reward"]["create_kwargs"]["ground_truth"] = row["reward_model"]["ground_truth"];
+    const nlohmann::ordered_json ground_truth = row["reward_model"]["ground_truth"];
+    row["extra_info"]["tools_kwargs"]["calc_gsm8k_reward"]["create_kwargs"]["ground_truth"] = ground_truth;
+    row["extra_info"]["interaction_kwargs"] = {{"name", "gsm8k"}, {"ground_truth", ground_truth}};
     absl::StrAppend(&rows, row.dump(), "\n");
   }
   EXPECT_TRUE(WriteFileAtomically(path, rows).ok());
@@ -112,7 +115,8 @@ TEST(Qwen3Recipe, TrainsTwoStepsOnTheCpuWithThinkingOffAndTheRowsTools) {
 // The random model calls no tool, so each response is one reply (num_turns 2); what
 // this checks is the wiring: the workers load the tools, every prompt offers them, and
 // the multi-turn rollout's batch trains and reports its turns. The rows carry their
-// ground truths for verl's gsm8k tool (extra_info.tools_kwargs) to the workers.
+// ground truths for verl's gsm8k tool and simulated user (extra_info.tools_kwargs,
+// interaction_kwargs) to the workers.
 TEST(Qwen3Recipe, TrainsWithAMultiTurnRolloutOfferingTheGsm8kTool) {
   testing::TempDir dir("qwen3_multi_turn_e2e");
   WriteTinyQwen3(dir.Path("model"));
@@ -128,6 +132,7 @@ TEST(Qwen3Recipe, TrainsWithAMultiTurnRolloutOfferingTheGsm8kTool) {
        "data.max_prompt_length=1024", "data.max_response_length=8", "trainer.total_training_steps=1",
        "trainer.save_freq=-1", "trainer.logger=[console,jsonl]", "trainer.rollout_data_dir=dumps",
        "rollout.multi_turn.enable=true", "rollout.multi_turn.tool_config_path=" + source + "/recipes/tools/gsm8k.yaml",
+       "rollout.multi_turn.interaction_config_path=" + source + "/recipes/tools/gsm8k_interaction.yaml",
        "rollout.multi_turn.max_assistant_turns=3"});
   ASSERT_EQ(train.exit_code, 0) << train.output;
 

@@ -14,6 +14,7 @@
 #include "tests/support/temp_dir.h"
 #include "tools/builtin_tools.h"
 #include "tools/hermes_tool_calls.h"
+#include "tools/interaction.h"
 #include "tools/python_values.h"
 #include "tools/tool_config.h"
 #include "tools/tool_response.h"
@@ -269,7 +270,62 @@ TEST(ToolConfig, MultiTurnNeedsAToolConfig) {
   EXPECT_TRUE(LoadMultiTurnTools(multi_turn)->empty());  // off: no tools
   multi_turn.set_enable(true);
   EXPECT_EQ(LoadMultiTurnTools(multi_turn).status().message(),
-            "rollout.multi_turn.enable needs rollout.multi_turn.tool_config_path: the tools the model may call");
+            "rollout.multi_turn.enable needs rollout.multi_turn.tool_config_path (the tools the model may call) or "
+            "interaction_config_path (simulated users, tools/interaction.h)");
+  multi_turn.set_interaction_config_path(std::string(ROLLOUT_SOURCE_DIR) + "/recipes/tools/gsm8k_interaction.yaml");
+  EXPECT_TRUE(LoadMultiTurnTools(multi_turn)->empty());  // simulated users only
+  EXPECT_FALSE(LoadMultiTurnInteractions(multi_turn)->empty());
+}
+
+// verl's Gsm8kInteraction: the reply's last number against the row's ground truth.
+TEST(Interaction, AnswersAsVerlsGsm8kUserDoesAndEndsOnACorrectReply) {
+  const InteractionSet interactions =
+      LoadInteractionConfig(std::string(ROLLOUT_SOURCE_DIR) + "/recipes/tools/gsm8k_interaction.yaml").value();
+  const ordered_json kwargs = {{"name", "gsm8k"}, {"query", "2 + 3?"}, {"ground_truth", "5"}};
+  const UserTurn right = interactions.Respond("2 + 3 = 5", kwargs).value();
+  EXPECT_EQ(right.content, "Your response is correct!");
+  EXPECT_TRUE(right.ends);
+  EXPECT_EQ(right.score, 1.0);
+  const UserTurn wrong = interactions.Respond("2 + 3 = 6", kwargs).value();
+  EXPECT_EQ(wrong.content, "Your response is incorrect! You need to reflect on your answer and try again.");
+  EXPECT_FALSE(wrong.ends);
+  EXPECT_EQ(wrong.score, 0.0);
+  EXPECT_EQ(interactions.Respond("no idea", {{"name", "gsm8k"}, {"ground_truth", 5}})->score, 0.0);
+}
+
+TEST(Interaction, ChecksARowsInteractionKwargsAndTheConfigFile) {
+  testing::TempDir dir;
+  const auto load = [&](const std::string& text) { return LoadInteractionConfig(dir.Write("users.yaml", text)); };
+  const InteractionSet interactions =
+      load("interaction:\n  - class_name: verl.interactions.gsm8k_interaction.Gsm8kInteraction\n"
+           "  - {name: strict, class_name: gsm8k}\n")
+          .value();
+  const auto check = [&](const std::string& kwargs) {
+    return std::string(interactions.CheckInteractionKwargs(ordered_json::parse(kwargs)).message());
+  };
+  EXPECT_EQ(check(R"({"name": "gsm8k", "ground_truth": "5"})"), "");  // named after its class, as verl names it
+  EXPECT_EQ(check(R"({"name": "strict", "ground_truth": 5})"), "");
+  EXPECT_EQ(check(R"([])"), "must be an object, not array");
+  EXPECT_EQ(check(R"({"ground_truth": "5"})"), "needs the string \"name\" of its interaction (one of gsm8k, strict)");
+  EXPECT_EQ(check(R"({"name": "math"})"),
+            "names math, which rollout.multi_turn.interaction_config_path does not hold (it holds gsm8k, strict)");
+  EXPECT_EQ(check(R"({"name": "gsm8k"})"),
+            "for gsm8k needs a ground_truth, which the gsm8k interaction scores replies against");
+  const auto error = [&](const std::string& text) {
+    const absl::StatusOr<InteractionSet> loaded = load(text);
+    const std::string message(loaded.status().message());
+    return message.substr(message.find("users.yaml") + std::string("users.yaml").size());
+  };
+  EXPECT_EQ(error("interaction: []"), " has no list of interactions under 'interaction'");
+  EXPECT_EQ(error("interaction:\n  - class_name: my.module.WeatherInteraction"),
+            ": interaction[0]: no built-in interaction has class_name 'my.module.WeatherInteraction' (Python "
+            "interactions cannot be loaded); the built-in interactions: gsm8k, "
+            "verl.interactions.gsm8k_interaction.Gsm8kInteraction");
+  EXPECT_EQ(error("interaction:\n  - {class_name: gsm8k}\n  - {class_name: gsm8k}"),
+            ": interaction[1]: two interactions are named 'gsm8k'");
+  EXPECT_EQ(error("interaction:\n  - {class_name: gsm8k, config: {strict: true}}"),
+            ": interaction[0]: gsm8k takes no config; got {\"strict\":true}");
+  EXPECT_EQ(LoadInteractionConfig(dir.Path("missing.yaml")).status().code(), absl::StatusCode::kNotFound);
 }
 
 TEST(HermesToolCalls, ParsesEachBlockAndSkipsMalformedOnes) {

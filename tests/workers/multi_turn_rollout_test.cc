@@ -107,7 +107,7 @@ MultiTurnRun Generate(const models::Tokenizer& tokenizer, ScriptedModel& model, 
   request.params.max_tokens = options.max_response_length;
   request.params.seed = 11;
   absl::StatusOr<std::vector<std::vector<RolloutResponse>>> responses =
-      GenerateMultiTurn(model.AsGenerate(), tokenizer, Calculator(), {conversation}, {request}, options);
+      GenerateMultiTurn(model.AsGenerate(), tokenizer, Calculator(), {}, {conversation}, {request}, options);
   EXPECT_TRUE(responses.ok()) << responses.status();
   EXPECT_TRUE(model.done()) << "the loop stopped before the script's end";
   return MultiTurnRun{request.prompt, responses.value_or(std::vector<std::vector<RolloutResponse>>{})};
@@ -242,7 +242,7 @@ TEST(MultiTurnRollout, CallsToolsWithEachRowsToolsKwargsAndOnlyTheToolsItsPrompt
   };
   ScriptedModel model(*tokenizer, {{answer("21")}, {kCall}, {"done"}, {answer("5")}, {"done"}});
   absl::StatusOr<std::vector<std::vector<RolloutResponse>>> responses =
-      GenerateMultiTurn(model.AsGenerate(), *tokenizer, tools, conversations, requests, Options());
+      GenerateMultiTurn(model.AsGenerate(), *tokenizer, tools, {}, conversations, requests, Options());
   ASSERT_TRUE(responses.ok()) << responses.status();
   EXPECT_TRUE(model.done());
   const auto tool_turn = [](const std::string& result) {
@@ -258,22 +258,68 @@ TEST(MultiTurnRollout, CallsToolsWithEachRowsToolsKwargsAndOnlyTheToolsItsPrompt
   EXPECT_THAT(responses->at(1).at(0).tool_rewards, ElementsAre(0.0, 0.0));
 }
 
-// The batch carries a multi-turn rollout's turns and tool rewards per row; a
-// single-turn rollout's has neither column.
-TEST(MultiTurnRollout, TheBatchCarriesEachRowsTurnsAndToolRewards) {
-  RolloutResponse called{{5, 6, 7}, {-0.5f, 0.0f, -0.5f}, {true, false, true}, "a", "stop", 4, {-0.05}};
-  RolloutResponse quiet{{5}, {-0.5f}, {true}, "b", "stop", 2, {}};
+// The batch carries a multi-turn rollout's turns, tool rewards and turn scores per row;
+// a single-turn rollout's has none of these columns.
+TEST(MultiTurnRollout, TheBatchCarriesEachRowsTurnsToolRewardsAndTurnScores) {
+  RolloutResponse called{{5, 6, 7}, {-0.5f, 0.0f, -0.5f}, {true, false, true}, "a", "stop", 4, {-0.05}, {}};
+  RolloutResponse quiet{{5}, {-0.5f}, {true}, "b", "stop", 2, {}, {0.0}};
   RolloutLayout layout;
   layout.max_prompt_length = 2;
   layout.max_response_length = 4;
   const Batch batch = BuildRolloutBatch({{1, 2}}, {{called, quiet}}, layout).value();
   EXPECT_EQ(batch.Tensor("num_turns").value().sum().item<int64_t>(), 6);
   EXPECT_THAT(batch.Strings("tool_rewards").value(), ElementsAre("[-0.05]", "[]"));
+  EXPECT_THAT(batch.Strings("turn_scores").value(), ElementsAre("[]", "[0.0]"));
   called.num_turns = quiet.num_turns = 0;
   called.tool_rewards.clear();
+  quiet.turn_scores.clear();
   const Batch single_turn = BuildRolloutBatch({{1, 2}}, {{called, quiet}}, layout).value();
   EXPECT_FALSE(single_turn.HasTensor("num_turns"));
   EXPECT_FALSE(single_turn.HasStrings("tool_rewards"));
+  EXPECT_FALSE(single_turn.HasStrings("turn_scores"));
+}
+
+// A reply that calls nothing is answered by the row's simulated user (verl's GSM8K
+// interaction) until it is right or the turns run out; a tool call still runs first.
+TEST(MultiTurnRollout, ASimulatedUserAnswersRepliesThatCallNothingUntilOneIsRight) {
+  const auto tokenizer = Fixture("qwen2.5_chat_template.jinja");
+  const tools::InteractionSet users =
+      tools::LoadInteractionConfig("recipes/tools/gsm8k_interaction.yaml").value();
+  models::ChatPrompt conversation{{{"user", "What is 3 * 7 + 1?"}}, {CalculatorSchema()}};
+  conversation.interaction_kwargs = {{"name", "gsm8k"}, {"ground_truth", "22"}};
+  engine::GenerationRequest request;
+  request.prompt = tokenizer->EncodeChat(conversation.messages, true, conversation.tools).value();
+  request.params.max_tokens = kResponseLength;
+  const auto user_turn = [](const std::string& content) {
+    return "\n<|im_start|>user\n" + content + "<|im_end|>\n<|im_start|>assistant\n";
+  };
+  {
+    // (verl's flexible rule reads "22." as the answer "22.", so the last reply has no period.)
+    ScriptedModel model(*tokenizer, {{"It is 21."}, {kCall}, {"So it is 22"}});
+    absl::StatusOr<std::vector<std::vector<RolloutResponse>>> responses =
+        GenerateMultiTurn(model.AsGenerate(), *tokenizer, Calculator(), users, {conversation}, {request}, Options());
+    ASSERT_TRUE(responses.ok()) << responses.status();
+    EXPECT_TRUE(model.done());
+    const RolloutResponse& response = responses->at(0).at(0);
+    EXPECT_EQ(Part(*tokenizer, response, false),
+              user_turn("Your response is incorrect! You need to reflect on your answer and try again.") + kToolTurn +
+                  user_turn("Your response is correct!"));
+    EXPECT_THAT(response.turn_scores, ElementsAre(0.0, 1.0));
+    EXPECT_THAT(response.tool_rewards, ElementsAre(0.0));
+    EXPECT_EQ(response.num_turns, 7);  // the prompt, three replies, three user and tool turns
+  }
+  {  // max_user_turns counts the user's turns with the tools'.
+    ScriptedModel model(*tokenizer, {{"It is 21."}, {"It is 20."}});
+    MultiTurnOptions options = Options();
+    options.max_user_turns = 1;
+    const RolloutResponse response =
+        GenerateMultiTurn(model.AsGenerate(), *tokenizer, Calculator(), users, {conversation}, {request}, options)
+            ->at(0)
+            .at(0);
+    EXPECT_TRUE(model.done());
+    EXPECT_THAT(response.turn_scores, ElementsAre(0.0));
+    EXPECT_EQ(response.num_turns, 4);
+  }
 }
 
 TEST(MultiTurnRollout, ShowsToolErrorsCutToMaxToolResponseLength) {
