@@ -32,12 +32,12 @@ class Gsm8kTool : public Tool {
   Gsm8kTool() : reward_(rewards::MakeGsm8kReward({/*method=*/"flexible", /*format_score=*/0.0, /*score=*/1.0})) {}
 
   absl::Status CheckCreateKwargs(const nlohmann::ordered_json& create_kwargs) const override {
-    return GroundTruth(create_kwargs).status();
+    return Gsm8kGroundTruth(create_kwargs, kScorer).status();
   }
 
   absl::StatusOr<ToolResult> Execute(const nlohmann::ordered_json& arguments,
                                      const nlohmann::ordered_json& create_kwargs) const override {
-    ASSIGN_OR_RETURN(const std::string ground_truth, GroundTruth(create_kwargs));
+    ASSIGN_OR_RETURN(const std::string ground_truth, Gsm8kGroundTruth(create_kwargs, kScorer));
     const auto given = arguments.find("answer");
     const std::string answer = given == arguments.end() ? "" : PythonStr(*given);
     rewards::RewardInput input;
@@ -56,21 +56,22 @@ class Gsm8kTool : public Tool {
   }
 
  private:
-  static absl::StatusOr<std::string> GroundTruth(const nlohmann::ordered_json& create_kwargs) {
-    const auto ground_truth = create_kwargs.find("ground_truth");
-    if (ground_truth == create_kwargs.end()) {
-      return absl::InvalidArgumentError("needs a ground_truth, which the gsm8k tool scores answers against");
-    }
-    if (ground_truth->is_string()) return ground_truth->get<std::string>();
-    if (ground_truth->is_number_integer()) return ground_truth->dump();
-    return absl::InvalidArgumentError(
-        absl::StrCat("has a ground_truth that is ", ground_truth->type_name(), ", not a string or an integer"));
-  }
-
+  static constexpr absl::string_view kScorer = "the gsm8k tool scores answers";
   std::unique_ptr<rewards::RewardFunction> reward_;
 };
 
 }  // namespace
+
+absl::StatusOr<std::string> Gsm8kGroundTruth(const nlohmann::ordered_json& kwargs, absl::string_view scorer) {
+  const auto ground_truth = kwargs.find("ground_truth");
+  if (ground_truth == kwargs.end()) {
+    return absl::InvalidArgumentError(absl::StrCat("needs a ground_truth, which ", scorer, " against"));
+  }
+  if (ground_truth->is_string()) return ground_truth->get<std::string>();
+  if (ground_truth->is_number_integer()) return ground_truth->dump();
+  return absl::InvalidArgumentError(
+      absl::StrCat("has a ground_truth that is ", ground_truth->type_name(), ", not a string or an integer"));
+}
 
 std::vector<std::string> BuiltinToolNames() { return {"calculator", "gsm8k", "verl.tools.gsm8k_tool.Gsm8kTool"}; }
 

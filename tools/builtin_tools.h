@@ -25,6 +25,7 @@
 #include <nlohmann/json.hpp>
 
 #include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
 #include "tools/tool.h"
 
 namespace rollout::tools {
@@ -36,5 +37,11 @@ absl::StatusOr<std::unique_ptr<Tool>> MakeBuiltinTool(const std::string& class_n
 
 // The class names MakeBuiltinTool takes, sorted.
 std::vector<std::string> BuiltinToolNames();
+
+// The ground truth the built-in GSM8K scorers (the gsm8k tool, the gsm8k user of
+// tools/interaction.h) read from a row's kwargs: "ground_truth", a string or an integer
+// (as its digits). InvalidArgument otherwise, saying that `scorer` ("the gsm8k tool
+// scores answers") needs it.
+absl::StatusOr<std::string> Gsm8kGroundTruth(const nlohmann::ordered_json& kwargs, absl::string_view scorer);
 
 }  // namespace rollout::tools

@@ -9,6 +9,7 @@
 #include "absl/strings/str_join.h"
 #include "common/status_macros.h"
 #include "rewards/builtin_rewards.h"
+#include "tools/builtin_tools.h"
 #include "tools/yaml_json.h"
 
 namespace rollout::tools {
@@ -22,13 +23,13 @@ class Gsm8kInteraction : public Interaction {
       : reward_(rewards::MakeGsm8kReward({/*method=*/"flexible", /*format_score=*/0.0, /*score=*/1.0})) {}
 
   absl::Status CheckKwargs(const json& interaction_kwargs) const override {
-    return GroundTruth(interaction_kwargs).status();
+    return Gsm8kGroundTruth(interaction_kwargs, kScorer).status();
   }
 
   absl::StatusOr<UserTurn> Respond(const std::string& reply, const json& interaction_kwargs) const override {
     rewards::RewardInput input;
     input.response = reply;
-    ASSIGN_OR_RETURN(input.ground_truth, GroundTruth(interaction_kwargs));
+    ASSIGN_OR_RETURN(input.ground_truth, Gsm8kGroundTruth(interaction_kwargs, kScorer));
     ASSIGN_OR_RETURN(const rewards::RewardOutput scored, reward_->Score(input));
     UserTurn turn;
     turn.score = scored.score;
@@ -39,17 +40,7 @@ class Gsm8kInteraction : public Interaction {
   }
 
  private:
-  static absl::StatusOr<std::string> GroundTruth(const json& interaction_kwargs) {
-    const auto ground_truth = interaction_kwargs.find("ground_truth");
-    if (ground_truth == interaction_kwargs.end()) {
-      return absl::InvalidArgumentError("needs a ground_truth, which the gsm8k interaction scores replies against");
-    }
-    if (ground_truth->is_string()) return ground_truth->get<std::string>();
-    if (ground_truth->is_number_integer()) return ground_truth->dump();
-    return absl::InvalidArgumentError(
-        absl::StrCat("has a ground_truth that is ", ground_truth->type_name(), ", not a string or an integer"));
-  }
-
+  static constexpr absl::string_view kScorer = "the gsm8k interaction scores replies";
   std::unique_ptr<rewards::RewardFunction> reward_;
 };
 
