@@ -10,12 +10,26 @@
 #include "common/status_macros.h"
 #include "rewards/builtin_rewards.h"
 #include "tools/builtin_tools.h"
+#include "tools/plugin_config.h"
+#include "tools/plugin_interaction.h"
 #include "tools/yaml_json.h"
 
 namespace rollout::tools {
 namespace {
 
 using json = nlohmann::ordered_json;
+
+// As verl's Gsm8kInteraction reads the reply: the content of the last assistant message
+// ("" when there is none or it is not a string).
+std::string LastAssistantContent(const json& messages) {
+  for (auto message = messages.rbegin(); message != messages.rend(); ++message) {
+    if (message->is_object() && message->value("role", json()) == "assistant") {
+      const json content = message->value("content", json());
+      return content.is_string() ? content.get<std::string>() : "";
+    }
+  }
+  return "";
+}
 
 class Gsm8kInteraction : public Interaction {
  public:
@@ -26,9 +40,9 @@ class Gsm8kInteraction : public Interaction {
     return Gsm8kGroundTruth(interaction_kwargs, kScorer).status();
   }
 
-  absl::StatusOr<UserTurn> Respond(const std::string& reply, const json& interaction_kwargs) const override {
+  absl::StatusOr<UserTurn> Respond(const json& messages, const json& interaction_kwargs) const override {
     rewards::RewardInput input;
-    input.response = reply;
+    input.response = LastAssistantContent(messages);
     ASSIGN_OR_RETURN(input.ground_truth, Gsm8kGroundTruth(interaction_kwargs, kScorer));
     ASSIGN_OR_RETURN(const rewards::RewardOutput scored, reward_->Score(input));
     UserTurn turn;
@@ -44,8 +58,14 @@ class Gsm8kInteraction : public Interaction {
   std::unique_ptr<rewards::RewardFunction> reward_;
 };
 
-// The built-in interaction `class_name` with its config's object.
-absl::StatusOr<std::unique_ptr<Interaction>> MakeBuiltinInteraction(const std::string& class_name, const json& config) {
+// The interaction `class_name` with its config's object: a plug-in (its library relative
+// to the config file's folder) or a built-in one.
+absl::StatusOr<std::unique_ptr<Interaction>> MakeInteraction(const std::string& class_name, json config,
+                                                             const std::string& config_path) {
+  if (class_name == "plugin") {
+    ASSIGN_OR_RETURN(const PluginConfig plugin, ReadPluginConfig(std::move(config), config_path));
+    return LoadInteractionPlugin(plugin.library, plugin.config);
+  }
   if (class_name == "gsm8k" || class_name == "verl.interactions.gsm8k_interaction.Gsm8kInteraction") {
     if (!config.empty()) {
       return absl::InvalidArgumentError(absl::StrCat(class_name, " takes no config; got ", config.dump()));
@@ -55,7 +75,8 @@ absl::StatusOr<std::unique_ptr<Interaction>> MakeBuiltinInteraction(const std::s
   return absl::InvalidArgumentError(
       absl::StrCat("no built-in interaction has class_name '", class_name,
                    "' (Python interactions cannot be loaded); the built-in interactions: gsm8k, "
-                   "verl.interactions.gsm8k_interaction.Gsm8kInteraction"));
+                   "verl.interactions.gsm8k_interaction.Gsm8kInteraction; your own: class_name plugin "
+                   "(tools/interaction_plugin_api.h)"));
 }
 
 // verl's default name: the class name's last part, lowercased, without "Interaction".
@@ -65,7 +86,7 @@ std::string DefaultName(const std::string& class_name) {
   return absl::AsciiStrToLower(name);
 }
 
-absl::Status AddInteraction(const json& entry, InteractionSet& interactions) {
+absl::Status AddInteraction(const json& entry, const std::string& config_path, InteractionSet& interactions) {
   if (!entry.is_object()) return absl::InvalidArgumentError("is not a map");
   const auto class_name = entry.find("class_name");
   if (class_name == entry.end() || !class_name->is_string()) {
@@ -77,7 +98,7 @@ absl::Status AddInteraction(const json& entry, InteractionSet& interactions) {
   const json name = entry.value("name", json());
   if (!name.is_null() && !name.is_string()) return absl::InvalidArgumentError("has a name that is not a string");
   ASSIGN_OR_RETURN(std::unique_ptr<Interaction> interaction,
-                   MakeBuiltinInteraction(class_name->get<std::string>(), config));
+                   MakeInteraction(class_name->get<std::string>(), std::move(config), config_path));
   return interactions.Add(name.is_string() ? name.get<std::string>() : DefaultName(class_name->get<std::string>()),
                           std::move(interaction));
 }
@@ -115,9 +136,9 @@ absl::Status InteractionSet::CheckInteractionKwargs(const json& interaction_kwar
   return absl::OkStatus();
 }
 
-absl::StatusOr<UserTurn> InteractionSet::Respond(const std::string& reply, const json& interaction_kwargs) const {
+absl::StatusOr<UserTurn> InteractionSet::Respond(const json& messages, const json& interaction_kwargs) const {
   RETURN_IF_ERROR(CheckInteractionKwargs(interaction_kwargs));
-  return by_name_.at(interaction_kwargs["name"].get<std::string>())->Respond(reply, interaction_kwargs);
+  return by_name_.at(interaction_kwargs["name"].get<std::string>())->Respond(messages, interaction_kwargs);
 }
 
 absl::StatusOr<InteractionSet> LoadInteractionConfig(const std::string& path) {
@@ -130,7 +151,7 @@ absl::StatusOr<InteractionSet> LoadInteractionConfig(const std::string& path) {
   }
   InteractionSet interactions;
   for (size_t i = 0; i < list->size(); ++i) {
-    if (absl::Status added = AddInteraction((*list)[i], interactions); !added.ok()) {
+    if (absl::Status added = AddInteraction((*list)[i], path, interactions); !added.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("interaction config ", path, ": interaction[", i, "]: ", added.message()));
     }

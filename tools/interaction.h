@@ -15,11 +15,13 @@
 // Each row names its interaction, with what it needs, in extra_info.interaction_kwargs:
 // {"name": "gsm8k", "ground_truth": "72", ...} (verl's key; "name" is required, as there).
 //
-// Built in: gsm8k (verl's Gsm8kInteraction): the reply scored by verl's flexible gsm8k
-// rule against interaction_kwargs.ground_truth (a string or an integer); 1.0 answers
-// "Your response is correct!" and ends the conversation, anything else answers "Your
-// response is incorrect! You need to reflect on your answer and try again." The turn's
-// score is the reply's.
+// Built in: gsm8k (verl's Gsm8kInteraction): the last assistant message scored by verl's
+// flexible gsm8k rule against interaction_kwargs.ground_truth (a string or an integer);
+// 1.0 answers "Your response is correct!" and ends the conversation, anything else
+// answers "Your response is incorrect! You need to reflect on your answer and try
+// again." The turn's score is the reply's. Your own: class_name plugin, with
+// config.library the path (relative to the config file) of a C shared library with the
+// ABI of tools/interaction_plugin_api.h; the rest of config is its configuration.
 #pragma once
 
 #include <map>
@@ -44,9 +46,12 @@ struct UserTurn {
 class Interaction {
  public:
   virtual ~Interaction() = default;
-  // The user's answer to `reply` (the model's last reply, decoded without special
-  // tokens) in a conversation whose row has `interaction_kwargs`.
-  virtual absl::StatusOr<UserTurn> Respond(const std::string& reply,
+  // The user's answer to the conversation so far, `messages` (a list in OpenAI's chat
+  // format, as verl's agent loop keeps it: the row's prompt messages, then each reply of
+  // the model as an assistant message whose content is its text without special tokens,
+  // tool results as tool messages, the user's earlier answers as user messages; the last
+  // is the reply to answer), in a row with `interaction_kwargs`.
+  virtual absl::StatusOr<UserTurn> Respond(const nlohmann::ordered_json& messages,
                                            const nlohmann::ordered_json& interaction_kwargs) const = 0;
   // Whether rows with these interaction_kwargs can be answered; InvalidArgument saying
   // what is missing otherwise.
@@ -65,9 +70,11 @@ class InteractionSet {
   // InvalidArgument saying what is wrong otherwise.
   absl::Status CheckInteractionKwargs(const nlohmann::ordered_json& interaction_kwargs) const;
 
-  // The answer to `reply` of the interaction interaction_kwargs["name"] names, with them
-  // (which CheckInteractionKwargs accepted; InvalidArgument otherwise).
-  absl::StatusOr<UserTurn> Respond(const std::string& reply, const nlohmann::ordered_json& interaction_kwargs) const;
+  // The answer to `messages` (Interaction::Respond) of the interaction
+  // interaction_kwargs["name"] names, with them (which CheckInteractionKwargs accepted;
+  // InvalidArgument otherwise).
+  absl::StatusOr<UserTurn> Respond(const nlohmann::ordered_json& messages,
+                                   const nlohmann::ordered_json& interaction_kwargs) const;
 
  private:
   std::map<std::string, std::unique_ptr<Interaction>> by_name_;

@@ -3,26 +3,14 @@
 #include <utility>
 
 #include "absl/strings/str_cat.h"
-#include "common/file_util.h"
 #include "common/status_macros.h"
 #include "tools/builtin_tools.h"
+#include "tools/plugin_config.h"
 #include "tools/plugin_tool.h"
 #include "tools/yaml_json.h"
 
 namespace rollout::tools {
 namespace {
-
-// class_name plugin's tool: its config's library (relative to the tool config's
-// folder) created with the rest of its config.
-absl::StatusOr<std::unique_ptr<Tool>> MakePluginTool(nlohmann::ordered_json config, const std::string& config_path) {
-  const auto library = config.find("library");
-  if (library == config.end() || !library->is_string() || library->get<std::string>().empty()) {
-    return absl::InvalidArgumentError("is a plugin without config.library, the path of its shared library");
-  }
-  const std::string path = JoinPath(Dirname(config_path), library->get<std::string>());
-  config.erase(library);
-  return LoadToolPlugin(path, config);
-}
 
 absl::Status AddTool(const nlohmann::ordered_json& entry, const std::string& config_path, ToolSet& tools) {
   if (!entry.is_object()) return absl::InvalidArgumentError("is not a map");
@@ -42,11 +30,13 @@ absl::Status AddTool(const nlohmann::ordered_json& entry, const std::string& con
   }
   const auto schema = entry.find("tool_schema");
   if (schema == entry.end()) return absl::InvalidArgumentError("has no tool_schema");
-  absl::StatusOr<std::unique_ptr<Tool>> tool = *class_name == "plugin"
-                                                   ? MakePluginTool(std::move(config), config_path)
-                                                   : MakeBuiltinTool(class_name->get<std::string>(), config);
-  if (!tool.ok()) return tool.status();
-  return tools.Add(*schema, *std::move(tool));
+  if (*class_name == "plugin") {
+    ASSIGN_OR_RETURN(const PluginConfig plugin, ReadPluginConfig(std::move(config), config_path));
+    ASSIGN_OR_RETURN(std::unique_ptr<Tool> tool, LoadToolPlugin(plugin.library, plugin.config));
+    return tools.Add(*schema, std::move(tool));
+  }
+  ASSIGN_OR_RETURN(std::unique_ptr<Tool> tool, MakeBuiltinTool(class_name->get<std::string>(), config));
+  return tools.Add(*schema, std::move(tool));
 }
 
 }  // namespace

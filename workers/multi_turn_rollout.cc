@@ -24,6 +24,9 @@ struct Sample {
   std::string first_reply_text;
   int32_t replies = 0;
   int32_t user_turns = 0;  // tool turns and simulated users' turns, as verl counts them
+  // The conversation after the prompt, as verl's agent loop keeps it for simulated users:
+  // each reply (its text without special tokens) and the turns after it, but the last.
+  nlohmann::ordered_json history = nlohmann::ordered_json::array();
 };
 
 void AppendReply(const engine::Completion& reply, Sample& sample) {
@@ -53,10 +56,21 @@ tools::Trajectory TrajectoryOf(const models::ChatPrompt& conversation) {
   return trajectory;
 }
 
+// `message` in OpenAI's chat format.
+nlohmann::ordered_json MessageJson(const models::ChatMessage& message) {
+  nlohmann::ordered_json json = {{"role", message.role}, {"content", message.content}};
+  for (const models::ChatToolCall& call : message.tool_calls) {
+    json["tool_calls"].push_back(
+        {{"type", "function"}, {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+  }
+  return json;
+}
+
 // The turn after a reply: a tool turn (its calls' rewards) or a simulated user's (its
 // score, and whether the conversation ends with it).
 struct NextTurn {
   std::string text;  // what the template writes after the reply's end token, through the next assistant header
+  nlohmann::ordered_json messages;  // the reply's and the turn's, for Sample::history
   std::vector<double> tool_rewards;
   std::optional<double> turn_score;
   bool ends = false;
@@ -64,8 +78,11 @@ struct NextTurn {
 
 // The text the template writes after `sample`'s last reply — messages[reply] in
 // `messages`, followed by the turn's messages — up to and including the next assistant
-// header. None when the reply ended by a token the template does not close replies with
-// (Qwen's <|endoftext|>): the conversation ends there.
+// header: what follows the token that closes the reply there. That is the reply's own
+// end token, or, for a reply ended by another of the tokenizer's end tokens (Qwen's
+// <|endoftext|>, where the template writes <|im_end|>), the last of them the template
+// writes in the reply's part; verl's agent loop, too, appends the next turn whichever
+// ended the reply. None when the template writes none of them there.
 absl::StatusOr<std::optional<std::string>> TextAfterReply(const Sample& sample,
                                                           const std::vector<models::ChatMessage>& messages,
                                                           size_t reply, const models::ChatPrompt& conversation,
@@ -86,10 +103,20 @@ absl::StatusOr<std::optional<std::string>> TextAfterReply(const Sample& sample,
   const size_t reply_begin = reply == 0 ? 0 : rendered->message_ends[reply - 1];
   const size_t reply_end = rendered->message_ends[reply];
   const absl::string_view reply_part = absl::string_view(rendered->text).substr(reply_begin, reply_end - reply_begin);
-  const std::string end_token = tokenizer.Decode({sample.last_reply.back()});
-  const size_t end = end_token.empty() ? absl::string_view::npos : reply_part.rfind(end_token);
-  if (end == absl::string_view::npos) return std::nullopt;
-  return absl::StrCat(reply_part.substr(end + end_token.size()), absl::string_view(*with_header).substr(reply_end));
+  std::optional<size_t> closed;  // where the text after the closing token begins in reply_part
+  const auto find_close = [&](int32_t token) {
+    const std::string text = tokenizer.Decode({token});
+    const size_t at = text.empty() ? absl::string_view::npos : reply_part.rfind(text);
+    if (at != absl::string_view::npos && (!closed.has_value() || at + text.size() > *closed)) {
+      closed = at + text.size();
+    }
+  };
+  find_close(sample.last_reply.back());
+  if (!closed.has_value()) {
+    for (const int32_t eos : tokenizer.eos_token_ids()) find_close(eos);
+  }
+  if (!closed.has_value()) return std::nullopt;
+  return absl::StrCat(reply_part.substr(*closed), absl::string_view(*with_header).substr(reply_end));
 }
 
 // The turn after `sample`'s last reply, as verl's tool agent loop takes it: its calls
@@ -106,6 +133,8 @@ absl::StatusOr<std::optional<NextTurn>> TurnAfter(const Sample& sample, const mo
   std::vector<models::ChatMessage> messages = conversation.messages;
   const size_t reply = messages.size();
   NextTurn turn;
+  const std::string reply_text = tokenizer.Decode(sample.last_reply, /*skip_special_tokens=*/true);
+  turn.messages = {{{"role", "assistant"}, {"content", reply_text}}};
   if (!parsed.calls.empty()) {
     if (parsed.calls.size() > static_cast<size_t>(options.max_parallel_calls)) {
       parsed.calls.resize(static_cast<size_t>(options.max_parallel_calls));
@@ -116,17 +145,22 @@ absl::StatusOr<std::optional<NextTurn>> TurnAfter(const Sample& sample, const mo
       tools::ToolResult result = tools.Call(call.name, call.arguments, trajectory);
       messages.push_back({"tool", tools::TruncateToolResponse(result.text, options.max_tool_response_length,
                                                               options.tool_response_truncate_side)});
+      turn.messages.push_back(MessageJson(messages.back()));
       turn.tool_rewards.push_back(result.reward);
     }
   } else if (!conversation.interaction_kwargs.empty()) {
-    const std::string reply_text = tokenizer.Decode(sample.last_reply, /*skip_special_tokens=*/true);
-    absl::StatusOr<tools::UserTurn> user = interactions.Respond(reply_text, conversation.interaction_kwargs);
+    nlohmann::ordered_json so_far = nlohmann::ordered_json::array();
+    for (const models::ChatMessage& message : conversation.messages) so_far.push_back(MessageJson(message));
+    so_far.insert(so_far.end(), sample.history.begin(), sample.history.end());
+    so_far.push_back(turn.messages.back());
+    absl::StatusOr<tools::UserTurn> user = interactions.Respond(so_far, conversation.interaction_kwargs);
     if (!user.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("prompt ", sample.request, " sample ", sample.index,
                                                      ": the simulated user: ", user.status().message()));
     }
     messages.push_back(models::ChatMessage{"assistant", reply_text});
     messages.push_back(models::ChatMessage{"user", user->content});
+    turn.messages.push_back(MessageJson(messages.back()));
     turn.turn_score = user->score;
     turn.ends = user->ends;
   } else {
@@ -186,6 +220,7 @@ absl::StatusOr<std::vector<std::vector<RolloutResponse>>> GenerateMultiTurn(
       response.tokens.insert(response.tokens.end(), turn_ids.begin(), turn_ids.end());
       response.log_probs.insert(response.log_probs.end(), turn_ids.size(), 0.0f);
       response.generated.insert(response.generated.end(), turn_ids.size(), false);
+      sample.history.insert(sample.history.end(), turn->messages.begin(), turn->messages.end());
       ++sample.user_turns;
       if (turn->ends) continue;
       engine::GenerationRequest request;

@@ -282,15 +282,69 @@ TEST(Interaction, AnswersAsVerlsGsm8kUserDoesAndEndsOnACorrectReply) {
   const InteractionSet interactions =
       LoadInteractionConfig(std::string(ROLLOUT_SOURCE_DIR) + "/recipes/tools/gsm8k_interaction.yaml").value();
   const ordered_json kwargs = {{"name", "gsm8k"}, {"query", "2 + 3?"}, {"ground_truth", "5"}};
-  const UserTurn right = interactions.Respond("2 + 3 = 5", kwargs).value();
+  // The conversation so far, its last assistant message the reply to answer.
+  const auto replying = [](const std::string& reply) {
+    return ordered_json::array({{{"role", "user"}, {"content", "2 + 3?"}},
+                                {{"role", "assistant"}, {"content", "It is 5"}},
+                                {{"role", "user"}, {"content", "Sure?"}},
+                                {{"role", "assistant"}, {"content", reply}}});
+  };
+  const UserTurn right = interactions.Respond(replying("2 + 3 = 5"), kwargs).value();
   EXPECT_EQ(right.content, "Your response is correct!");
   EXPECT_TRUE(right.ends);
   EXPECT_EQ(right.score, 1.0);
-  const UserTurn wrong = interactions.Respond("2 + 3 = 6", kwargs).value();
+  const UserTurn wrong = interactions.Respond(replying("2 + 3 = 6"), kwargs).value();
   EXPECT_EQ(wrong.content, "Your response is incorrect! You need to reflect on your answer and try again.");
   EXPECT_FALSE(wrong.ends);
   EXPECT_EQ(wrong.score, 0.0);
-  EXPECT_EQ(interactions.Respond("no idea", {{"name", "gsm8k"}, {"ground_truth", 5}})->score, 0.0);
+  EXPECT_EQ(interactions.Respond(replying("no idea"), {{"name", "gsm8k"}, {"ground_truth", 5}})->score, 0.0);
+  EXPECT_EQ(interactions.Respond(ordered_json::array(), kwargs)->score, 0.0);  // no reply: verl's ""
+}
+
+// The plug-in sits next to the interaction config, which names it by a relative path.
+TEST(Interaction, RunsAPlugInCreatedWithItsConfig) {
+  testing::TempDir dir;
+  ASSERT_TRUE(WriteFileDurably(dir.Path("libtutor.so"), ReadFile(ECHO_INTERACTION_PLUGIN_PATH).value()).ok());
+  const absl::StatusOr<InteractionSet> interactions = LoadInteractionConfig(dir.Write("users.yaml", R"yaml(interaction:
+  - name: tutor
+    class_name: plugin
+    config: {library: libtutor.so, patience: 3}
+)yaml"));
+  ASSERT_TRUE(interactions.ok()) << interactions.status();
+  EXPECT_EQ(interactions->CheckInteractionKwargs({{"name", "tutor"}, {"topic", "sums"}}).message(), "");
+  EXPECT_EQ(interactions->CheckInteractionKwargs({{"name", "tutor"}}).message(),
+            "for tutor needs a topic to talk about");
+  const ordered_json messages = ordered_json::array({{{"role", "user"}, {"content", "2 + 3?"}},
+                                                     {{"role", "assistant"}, {"content", "5"}}});
+  const UserTurn turn = interactions->Respond(messages, {{"name", "tutor"}, {"topic", "sums"}}).value();
+  EXPECT_EQ(turn.content,
+            R"(config={"patience":3} messages=[{"role":"user","content":"2 + 3?"},{"role":"assistant","content":"5"}])"
+            R"( kwargs={"name":"tutor","topic":"sums"})");
+  EXPECT_EQ(turn.score, 0.25);
+  EXPECT_FALSE(turn.ends);
+  ordered_json goodbye = messages;
+  goodbye.push_back({{"role", "assistant"}, {"content", "bye"}});
+  EXPECT_TRUE(interactions->Respond(goodbye, {{"name", "tutor"}, {"topic", "sums"}})->ends);
+  EXPECT_THAT(interactions->Respond(messages, {{"name", "tutor"}, {"topic", "sums"}, {"fail", true}}).status().message(),
+              HasSubstr("libtutor.so failed (code 3): lost my voice"));
+}
+
+TEST(Interaction, NamesWhatKeepsAPlugInFromLoading) {
+  testing::TempDir dir;
+  const auto error = [&](const std::string& config) {
+    const absl::StatusOr<InteractionSet> interactions =
+        LoadInteractionConfig(dir.Write("users.yaml", "interaction:\n  - class_name: plugin\n    config: " + config));
+    EXPECT_FALSE(interactions.ok());
+    return std::string(interactions.status().message());
+  };
+  EXPECT_THAT(error("{}"),
+              HasSubstr("interaction[0]: is a plugin without config.library, the path of its shared library"));
+  EXPECT_THAT(error("{library: libnothing.so}"),
+              HasSubstr("cannot load interaction plug-in " + dir.Path("libnothing.so")));
+  EXPECT_THAT(error("{library: " ECHO_TOOL_PLUGIN_PATH "}"),
+              HasSubstr("does not export rollout_interaction_abi_version (see tools/interaction_plugin_api.h)"));
+  EXPECT_THAT(error("{library: " ECHO_INTERACTION_PLUGIN_PATH ", refuse: true}"),
+              HasSubstr("could not create its interaction: told to refuse"));
 }
 
 TEST(Interaction, ChecksARowsInteractionKwargsAndTheConfigFile) {
@@ -320,7 +374,8 @@ TEST(Interaction, ChecksARowsInteractionKwargsAndTheConfigFile) {
   EXPECT_EQ(error("interaction:\n  - class_name: my.module.WeatherInteraction"),
             ": interaction[0]: no built-in interaction has class_name 'my.module.WeatherInteraction' (Python "
             "interactions cannot be loaded); the built-in interactions: gsm8k, "
-            "verl.interactions.gsm8k_interaction.Gsm8kInteraction");
+            "verl.interactions.gsm8k_interaction.Gsm8kInteraction; your own: class_name plugin "
+            "(tools/interaction_plugin_api.h)");
   EXPECT_EQ(error("interaction:\n  - {class_name: gsm8k}\n  - {class_name: gsm8k}"),
             ": interaction[1]: two interactions are named 'gsm8k'");
   EXPECT_EQ(error("interaction:\n  - {class_name: gsm8k, config: {strict: true}}"),

@@ -360,14 +360,64 @@ TEST(MultiTurnRollout, StopsAtTheTurnLimitTheResponseLengthAndRepliesThatDoNotEn
     EXPECT_TRUE(std::all_of(run.responses[0][0].generated.begin(), run.responses[0][0].generated.end(),
                             [](bool generated) { return generated; }));
   }
-  {  // Cut off by max_tokens, or ended by <|endoftext|>, which the template does not end replies with.
-    ScriptedModel model(*tokenizer, {{kCall, engine::FinishReason::kLength},
-                                     {kCall, engine::FinishReason::kEos, "<|endoftext|>"}});
-    const MultiTurnRun run = Generate(*tokenizer, model, 2, Options());
+  {  // Cut off by max_tokens.
+    ScriptedModel model(*tokenizer, {{kCall, engine::FinishReason::kLength}});
+    const MultiTurnRun run = Generate(*tokenizer, model, 1, Options());
     EXPECT_EQ(run.responses.at(0).at(0).num_turns, 2);
     EXPECT_EQ(run.responses.at(0).at(0).finish_reason, "length");
-    EXPECT_EQ(run.responses.at(0).at(1).num_turns, 2);
   }
+}
+
+// A reply ended by an end token the template does not close replies with (a Qwen
+// model's <|endoftext|>; the template writes <|im_end|>) goes on as verl's agent loop
+// goes on: the turn after it is what the template writes after its closing token.
+TEST(MultiTurnRollout, AReplyEndedByAnotherEndTokenGoesOnToItsNextTurn) {
+  const auto tokenizer = Fixture("qwen2.5_chat_template.jinja");
+  ScriptedModel model(*tokenizer, {{kCall, engine::FinishReason::kEos, "<|endoftext|>"}, {"It is 22."}});
+  const RolloutResponse response = Generate(*tokenizer, model, 1, Options()).responses.at(0).at(0);
+  EXPECT_EQ(tokenizer->Decode(response.tokens), std::string(kCall) + "<|endoftext|>" + kToolTurn + "It is 22.<|im_end|>");
+  EXPECT_EQ(response.num_turns, 4);
+}
+
+// A simulated user sees the conversation as verl's agent loop keeps it: the prompt's
+// messages, each reply's text, the tool results and its own earlier answers.
+TEST(MultiTurnRollout, ASimulatedUserSeesTheConversationSoFar) {
+  class RecordingUser : public tools::Interaction {
+   public:
+    explicit RecordingUser(std::vector<ordered_json>& seen) : seen_(seen) {}
+    absl::StatusOr<tools::UserTurn> Respond(const ordered_json& messages, const ordered_json&) const override {
+      seen_.push_back(messages);
+      return tools::UserTurn{"Again?", /*ends=*/seen_.size() == 2, /*score=*/0};
+    }
+
+   private:
+    std::vector<ordered_json>& seen_;
+  };
+  const auto tokenizer = Fixture("qwen2.5_chat_template.jinja");
+  std::vector<ordered_json> seen;
+  tools::InteractionSet users;
+  ASSERT_TRUE(users.Add("echo", std::make_unique<RecordingUser>(seen)).ok());
+  models::ChatPrompt conversation{{{"system", "Be brief."}, {"user", "What is 3 * 7 + 1?"}}, {CalculatorSchema()}};
+  conversation.interaction_kwargs = {{"name", "echo"}};
+  engine::GenerationRequest request;
+  request.prompt = tokenizer->EncodeChat(conversation.messages, true, conversation.tools).value();
+  request.params.max_tokens = kResponseLength;
+  ScriptedModel model(*tokenizer, {{kCall}, {"It is 22."}, {"Yes, 22."}});
+  ASSERT_TRUE(
+      GenerateMultiTurn(model.AsGenerate(), *tokenizer, Calculator(), users, {conversation}, {request}, Options()).ok());
+  EXPECT_TRUE(model.done());
+  ASSERT_EQ(seen.size(), 2u);
+  const ordered_json prompt = ordered_json::parse(
+      R"([{"role": "system", "content": "Be brief."}, {"role": "user", "content": "What is 3 * 7 + 1?"}])");
+  ordered_json first = prompt;
+  first.push_back({{"role", "assistant"}, {"content", kCall}});
+  first.push_back({{"role", "tool"}, {"content", "22"}});
+  first.push_back({{"role", "assistant"}, {"content", "It is 22."}});
+  EXPECT_EQ(seen[0], first);
+  ordered_json second = first;
+  second.push_back({{"role", "user"}, {"content", "Again?"}});
+  second.push_back({{"role", "assistant"}, {"content", "Yes, 22."}});
+  EXPECT_EQ(seen[1], second);
 }
 
 }  // namespace
