@@ -22,6 +22,7 @@
 #include "controller/ppo_trainer.h"
 #include "controller/preflight.h"
 #include "controller/runtime.h"
+#include "controller/slurm_launcher.h"
 #include "common/signal_watch.h"
 #include "rewards/reward_runner_factory.h"
 
@@ -203,6 +204,16 @@ absl::Status CheckDataFiles(const config::Recipe& recipe) {
   return absl::OkStatus();
 }
 
+// The launcher runtime.launcher names, checked against the placement.
+absl::StatusOr<std::unique_ptr<Launcher>> MakeLauncher(const Placement& placement,
+                                                        const config::RuntimeConfig& runtime) {
+  if (runtime.launcher() == "local") return std::make_unique<LocalLauncher>();
+  ASSIGN_OR_RETURN(SlurmAllocation allocation, FindSlurmAllocation());
+  auto launcher = std::make_unique<SlurmLauncher>(std::move(allocation));
+  RETURN_IF_ERROR(launcher->CheckFits(placement, runtime.bind_address()));
+  return launcher;
+}
+
 // Checks the data files, starts the workers, runs the pre-flight check and (without
 // --dry-run) the loop.
 absl::Status Run(const ResolvedRun& run, const TrainFlags& flags, RunHealth* health) {
@@ -213,9 +224,9 @@ absl::Status Run(const ResolvedRun& run, const TrainFlags& flags, RunHealth* hea
   options.recipe_yaml = run.recipe_yaml;
   options.config = run.recipe.recipe.runtime();
   options.worker_log_level = flags.log_level;
-  LocalLauncher launcher;
+  ASSIGN_OR_RETURN(const std::unique_ptr<Launcher> launcher, MakeLauncher(run.placement, options.config));
   ASSIGN_OR_RETURN(std::unique_ptr<ControllerRuntime> runtime,
-                   ControllerRuntime::Start(run.placement, options, &launcher, health));
+                   ControllerRuntime::Start(run.placement, options, launcher.get(), health));
   RETURN_IF_ERROR(RunPreflight(*runtime, run.placement, std::cout));
   if (flags.dry_run) {
     std::cout << "dry run: all workers started and checked; stopping them (nothing saved)\n";

@@ -1,5 +1,6 @@
 // Launcher: starts worker processes and reports how they end. The local launcher
-// forks/execs on this machine; a Slurm launcher (srun) fits the same interface.
+// forks/execs on this machine (controller/local_launcher.h); the Slurm launcher starts
+// each worker as a step of the allocation it runs in (controller/slurm_launcher.h).
 //
 // Contract: Launch() returns once the process exists (not once it registered).
 // PollExited() never blocks and reports each worker's end exactly once. StopAll()
@@ -21,6 +22,7 @@ struct LaunchSpec {
   std::string description;                // "worker 2 (pool gpu, rank 1)" for messages
   std::vector<std::string> argv;          // argv[0] is the program path
   std::vector<std::string> env;           // "KEY=value" added to this process's environment
+  int node = 0;                           // the placement slot's node (0 on one machine)
 };
 
 struct WorkerExit {
@@ -39,6 +41,9 @@ class Launcher {
   // Process id of a live worker, 0 when unknown or ended.
   virtual int64_t Pid(int worker_id) const = 0;
   virtual void StopAll(absl::Duration grace) = 0;
+  // Whether each worker's parent process is this one, so that a worker can watch for
+  // its parent's end (under srun its parent is Slurm's step daemon).
+  virtual bool WorkersAreChildren() const = 0;
 };
 
 }  // namespace rollout::controller

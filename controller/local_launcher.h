@@ -28,6 +28,7 @@ class LocalLauncher final : public Launcher {
   std::vector<WorkerExit> PollExited() override;
   int64_t Pid(int worker_id) const override;
   void StopAll(absl::Duration grace) override;
+  bool WorkersAreChildren() const override { return true; }
 
  private:
   struct Child {

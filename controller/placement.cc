@@ -115,7 +115,8 @@ absl::StatusOr<Placement> ResolvePlacement(const config::LoadedRecipe& loaded) {
     if (plan.nodes > 1 && recipe.runtime().launcher() == "local") {
       return absl::InvalidArgumentError(absl::StrCat(
           "resource pool '", name, "' at ", where, " spans ", plan.nodes,
-          " nodes but runtime.launcher is 'local' (this machine only)"));
+          " nodes but runtime.launcher is 'local' (this machine only; runtime.launcher: slurm runs workers on the "
+          "nodes of a Slurm allocation)"));
     }
     const int world = plan.nodes * plan.devices_per_node;
     for (int rank = 0; rank < world; ++rank) {

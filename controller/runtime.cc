@@ -82,9 +82,10 @@ absl::Status ControllerRuntime::LaunchWorkers() {
                  absl::StrCat("--heartbeat_interval_s=", c.heartbeat_interval_s()),
                  absl::StrCat("--heartbeat_timeout_s=", c.heartbeat_timeout_s()),
                  absl::StrCat("--register_timeout_s=", c.register_timeout_s()),
-                 absl::StrCat("--parent_pid=", getpid()),
                  "--log_level=" + options_.worker_log_level};
+    if (launcher_->WorkersAreChildren()) spec.argv.push_back(absl::StrCat("--parent_pid=", getpid()));
     spec.env = {absl::StrCat(kRunTokenEnv, "=", run_token_)};
+    spec.node = slot.node;
     RETURN_IF_ERROR(launcher_->Launch(spec));
   }
   return absl::OkStatus();

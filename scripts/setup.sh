@@ -9,7 +9,9 @@ set -euo pipefail
 # (update-alternatives). Its serial build runs each product on one thread, so worker
 # processes that share the cores do not oversubscribe them, and results do not depend
 # on the thread count. zlib1g-dev and libzstd-dev: the Parquet reader's GZIP and ZSTD
-# pages (common/parquet_codecs.h).
+# pages (common/parquet_codecs.h). slurm-wlm and munge: the Slurm launcher's tests run a
+# private Slurm cluster on this machine (tests/support/local_slurm.h); their daemons are
+# not started here.
 packages=(
   g++ cmake ninja-build ccache pkg-config
   libtorch-dev libopenblas0-serial
@@ -17,6 +19,7 @@ packages=(
   libyaml-cpp-dev nlohmann-json3-dev libgloo-dev
   libgtest-dev libgmock-dev
   zlib1g-dev libzstd-dev
+  slurm-wlm munge
 )
 
 missing=()

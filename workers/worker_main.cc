@@ -73,9 +73,9 @@ int Fail(int code, const std::string& message) {
   return code;
 }
 
-// The address peers reach this worker's collectives at: its server's bind address, or
-// the host name when it binds to every interface.
-std::string CollectiveAddress(const std::string& bind) {
+// The host the controller and the other workers reach this worker at (its server, its
+// collectives): its bind address, or its host name when it binds to every interface.
+std::string ReachableHost(const std::string& bind) {
   if (bind != "0.0.0.0") return bind;
   char hostname[256] = {0};
   gethostname(hostname, sizeof(hostname) - 1);
@@ -118,7 +118,7 @@ int Serve(const WorkerFlags& f, const std::string& token, c10::Device device,
   if (server == nullptr || port == 0) {
     return Fail(kExitBadSetup, absl::StrCat("cannot start the worker server on ", f.bind));
   }
-  const std::string address = absl::StrCat(f.bind == "0.0.0.0" ? "localhost" : f.bind, ":", port);
+  const std::string address = absl::StrCat(ReachableHost(f.bind), ":", port);
 
   ControllerLink link(LinkOptions(f, token));
   absl::StatusOr<wire::RegisterReply> registered =
@@ -177,7 +177,7 @@ int RunWorker(const std::vector<std::string>& args) {
   role_options.rank = identity.rank;
   role_options.world = identity.world;
   role_options.rendezvous = &rendezvous;
-  role_options.collective_address = CollectiveAddress(f.bind);
+  role_options.collective_address = ReachableHost(f.bind);
   RoleHost roles(std::move(role_options), &registry);
   if (absl::Status s = roles.RegisterInitMethod(); !s.ok()) {
     return Fail(kExitBadSetup, std::string(s.message()));

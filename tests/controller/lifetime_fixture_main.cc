@@ -1,14 +1,17 @@
 // A controller process for the process-lifetime tests: starts two CPU workers (the
 // real `rollout worker`), prints "READY <controller pid> <worker pids...>", then keeps
 // them busy with data-parallel calls until the run fails or it is interrupted — the
-// way a training loop would. Exit codes follow controller/cli.h.
+// way a training loop would. Exit codes follow controller/cli.h. With `slurm`, the
+// workers are steps of the Slurm allocation it runs in (controller/slurm_launcher.h).
 //
-// usage: lifetime_fixture /path/to/rollout
+// usage: lifetime_fixture /path/to/rollout [slurm]
 #include <unistd.h>
 
 #include <ATen/ATen.h>
 
 #include <iostream>
+#include <memory>
+#include <string>
 
 #include "common/logging.h"
 #include "common/recipe_loader.h"
@@ -16,6 +19,7 @@
 #include "controller/local_launcher.h"
 #include "controller/placement.h"
 #include "controller/runtime.h"
+#include "controller/slurm_launcher.h"
 #include "common/signal_watch.h"
 
 namespace rollout::controller {
@@ -48,8 +52,8 @@ int Main(int argc, char** argv) {
   RunHealth health;
   SignalWatch signals([&health](int, int) { health.Fail(absl::CancelledError("interrupted")); });
   log::SetProcessTag("fixture controller");
-  if (argc != 2) {
-    std::cerr << "usage: lifetime_fixture /path/to/rollout\n";
+  if (argc != 2 && !(argc == 3 && std::string(argv[2]) == "slurm")) {
+    std::cerr << "usage: lifetime_fixture /path/to/rollout [slurm]\n";
     return kExitUsage;
   }
   absl::StatusOr<config::LoadedRecipe> recipe = config::ParseRecipeYaml(kRecipe, "fixture");
@@ -59,9 +63,19 @@ int Main(int argc, char** argv) {
   RuntimeOptions options;
   options.worker_binary = argv[1];
   options.config = recipe->recipe.runtime();
-  LocalLauncher launcher;
+  std::unique_ptr<Launcher> launcher;
+  if (argc == 3) {
+    absl::StatusOr<SlurmAllocation> allocation = FindSlurmAllocation();
+    if (!allocation.ok()) {
+      std::cerr << "fixture: " << allocation.status().message() << "\n";
+      return kExitRunFailed;
+    }
+    launcher = std::make_unique<SlurmLauncher>(*std::move(allocation));
+  } else {
+    launcher = std::make_unique<LocalLauncher>();
+  }
   absl::StatusOr<std::unique_ptr<ControllerRuntime>> runtime =
-      ControllerRuntime::Start(*placement, options, &launcher, &health);
+      ControllerRuntime::Start(*placement, options, launcher.get(), &health);
   if (!runtime.ok()) {
     std::cerr << "fixture: " << runtime.status().message() << "\n";
     return kExitRunFailed;

@@ -1,0 +1,140 @@
+// The Slurm launcher through a real Slurm cluster on this machine
+// (tests/support/local_slurm.h): workers started as steps of the allocation
+// `rollout train` runs in, and the process-lifetime guarantees of DESIGN.md §1 there —
+// a killed controller leaves no worker and no step behind, a killed worker stops the
+// run naming it.
+#include <signal.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/strip.h"
+#include "tests/support/local_slurm.h"
+#include "tests/support/subprocess.h"
+#include "tests/support/temp_dir.h"
+
+namespace rollout::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string HostName() {
+  char hostname[256] = {0};
+  gethostname(hostname, sizeof(hostname) - 1);
+  return hostname;
+}
+
+class SlurmCluster : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (const std::string why = LocalSlurmCluster::Unavailable(); !why.empty()) GTEST_SKIP() << why;
+    absl::StatusOr<std::unique_ptr<LocalSlurmCluster>> cluster = LocalSlurmCluster::Start(temp_.path(), 2);
+    ASSERT_TRUE(cluster.ok()) << cluster.status();
+    cluster_ = *std::move(cluster);
+    setenv("SLURM_CONF", cluster_->conf().c_str(), 1);
+  }
+
+  // The steps of the allocation still known to Slurm, one "JOB.STEP NAME" a line.
+  std::string Steps() {
+    return std::string(absl::StripAsciiWhitespace(
+        RunCommand({LocalSlurmCluster::Program("squeue"), "-h", "-s", "-o", "%i %j"}, 30).output));
+  }
+
+  TempDir temp_{"slurm"};
+  std::unique_ptr<LocalSlurmCluster> cluster_;
+};
+
+TEST_F(SlurmCluster, TrainStartsEachWorkerAsAStepOfItsAllocation) {
+  const std::string recipe = temp_.Write(
+      "dry.yaml", "resource_pools:\n  cpu_pool: {devices_per_node: 2, device: cpu}\n"
+                  "algorithm: {adv_estimator: grpo}\nruntime: {launcher: slurm}\n"
+                  "trainer: {default_local_dir: " + temp_.Path("run") + "}\n");
+  const CommandResult result = RunCommand(
+      {LocalSlurmCluster::Program("salloc"), "-N1", ROLLOUT_BINARY_PATH, "train", recipe, "--dry-run"}, 240);
+  ASSERT_EQ(result.exit_code, 0) << result.output;
+  for (const char* worker : {"worker 0 (pool cpu_pool, rank 0/2", "worker 1 (pool cpu_pool, rank 1/2"}) {
+    EXPECT_THAT(result.output, HasSubstr(absl::StrCat("started ", worker)));
+  }
+  EXPECT_THAT(result.output, HasSubstr("as a step of Slurm job "));
+  EXPECT_THAT(result.output, HasSubstr(" on node " + HostName().substr(0, HostName().find('.'))));
+  EXPECT_THAT(result.output, HasSubstr("all 2 worker(s) registered"));
+  EXPECT_THAT(result.output, HasSubstr("pool cpu_pool: token log-probs on 2 worker(s) match"));
+  EXPECT_EQ(Steps(), "");
+}
+
+// The controller runs in an allocation that outlives it (as in an sbatch script that
+// goes on after it), so that only the launcher can end the workers' steps.
+class SlurmLifetime : public SlurmCluster {
+ protected:
+  void SetUp() override {
+    SlurmCluster::SetUp();
+    if (IsSkipped() || HasFatalFailure()) return;
+    BecomeSubreaper();
+    allocation_ = std::make_unique<Subprocess>(std::vector<std::string>{
+        LocalSlurmCluster::Program("salloc"), "-N1", "/bin/bash", "-c",
+        absl::StrCat(LIFETIME_FIXTURE_PATH, " ", ROLLOUT_BINARY_PATH, " slurm; echo FIXTURE_ENDED $?; sleep 600")});
+    const std::string ready = allocation_->WaitForLine("READY ", 120);
+    ASSERT_FALSE(ready.empty()) << allocation_->Output();
+    std::istringstream in(ready.substr(std::string("READY ").size()));
+    in >> controller_;
+    for (pid_t pid; in >> pid;) workers_.push_back(pid);
+    ASSERT_EQ(workers_.size(), 2u) << ready;
+    for (pid_t pid : workers_) ASSERT_TRUE(ProcessRunning(pid));
+    ASSERT_THAT(Steps(), HasSubstr("rollout-worker-1"));
+  }
+
+  void TearDown() override {
+    for (pid_t pid : workers_) kill(pid, SIGKILL);
+    if (controller_ > 0) kill(controller_, SIGKILL);
+    allocation_.reset();
+    ReapZombies();
+  }
+
+  // Waits up to `seconds` for `done`.
+  static bool Within(double seconds, const std::function<bool()>& done) {
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline) return false;
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    }
+    return true;
+  }
+
+  std::unique_ptr<Subprocess> allocation_;
+  pid_t controller_ = 0;
+  std::vector<pid_t> workers_;
+};
+
+TEST_F(SlurmLifetime, KilledControllerLeavesNoWorkerAndNoStep) {
+  ASSERT_EQ(kill(controller_, SIGKILL), 0);
+  EXPECT_TRUE(Within(10, [&] {
+    ReapZombies();
+    for (pid_t pid : workers_) {
+      if (ProcessRunning(pid)) return false;
+    }
+    return true;
+  })) << "a worker outlived its controller by 10 s";
+  EXPECT_TRUE(Within(10, [&] { return Steps().empty(); })) << Steps();
+}
+
+TEST_F(SlurmLifetime, KilledWorkerStopsTheRunNamingIt) {
+  ASSERT_EQ(kill(workers_[1], SIGKILL), 0);
+  const std::string ended = allocation_->WaitForLine("FIXTURE_ENDED", 30);
+  EXPECT_EQ(ended, "FIXTURE_ENDED 1");
+  EXPECT_THAT(allocation_->Output(), HasSubstr("worker 1 (pool cpu_pool, rank 1"));
+  EXPECT_TRUE(Within(10, [&] { return Steps().empty(); })) << Steps();
+}
+
+}  // namespace
+}  // namespace rollout::testing
