@@ -91,7 +91,7 @@ absl::StatusOr<std::unique_ptr<LocalSlurmCluster>> LocalSlurmCluster::Start(cons
   const std::string host = ShortHostName();
   cluster->conf_ = JoinPath(dir, "slurm.conf");
   std::ofstream(cluster->conf_) << absl::StrCat(
-      "ClusterName=rollouttest\nSlurmctldHost=", host, "\nSlurmUser=root\nSlurmdUser=root\n",
+      "ClusterName=rollouttest\nSlurmctldHost=", host, "(127.0.0.1)\nSlurmUser=root\nSlurmdUser=root\n",
       "SlurmctldPort=", FreePort(), "\nSlurmdPort=", FreePort(), "\n",
       "AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket=", socket, "\n",
       "StateSaveLocation=", JoinPath(dir, "state"), "\nSlurmdSpoolDir=", JoinPath(dir, "spool"), "\n",
@@ -100,12 +100,12 @@ absl::StatusOr<std::unique_ptr<LocalSlurmCluster>> LocalSlurmCluster::Start(cons
       "ProctrackType=proctrack/linuxproc\nTaskPlugin=task/none\nReturnToService=2\n",
       "SchedulerType=sched/builtin\nSelectType=select/cons_tres\nSelectTypeParameters=CR_Core\n",
       "JobAcctGatherType=jobacct_gather/none\nAccountingStorageType=accounting_storage/none\nMpiDefault=none\n",
-      "NodeName=", host, " CPUs=", cpus, " State=UNKNOWN\n",
+      "NodeName=", host, " NodeAddr=127.0.0.1 CPUs=", cpus, " State=UNKNOWN\n",
       "PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP\n");
   cluster->daemons_.push_back(StartDaemon(absl::StrCat(Program("slurmctld"), " -D -i -f ", cluster->conf_),
                                           JoinPath(dir, "slurmctld.out")));
   cluster->daemons_.push_back(
-      StartDaemon(absl::StrCat(Program("slurmd"), " -D -f ", cluster->conf_), JoinPath(dir, "slurmd.out")));
+      StartDaemon(absl::StrCat(Program("slurmd"), " -D -N ", host, " -f ", cluster->conf_), JoinPath(dir, "slurmd.out")));
 
   const absl::Time deadline = absl::Now() + absl::Seconds(30);
   std::string state;

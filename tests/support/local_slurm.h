@@ -1,7 +1,7 @@
 // Test support: a private Slurm cluster on this machine — munged, slurmctld and one
-// slurmd for a node named after this host, with their own ports, key, state and logs
-// in a folder of their own — so that tests run the Slurm launcher through real
-// salloc/srun. Needs the slurm-wlm and munge packages (scripts/setup.sh installs them)
+// slurmd for a node named after this host (at 127.0.0.1: no name lookups), with their
+// own ports, key, state and logs in a folder of their own — so that tests run the Slurm
+// launcher through real salloc/srun. Needs the slurm-wlm and munge packages (scripts/setup.sh installs them)
 // and root, as slurmd runs jobs as their users.
 #pragma once
 
