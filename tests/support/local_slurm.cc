@@ -62,11 +62,10 @@ std::string LocalSlurmCluster::Program(const std::string& name) {
   return "";
 }
 
-std::string LocalSlurmCluster::Unavailable() {
-  for (const char* program : {"munged", "mungekey", "slurmctld", "slurmd", "salloc", "srun", "sinfo"}) {
+std::string LocalSlurmCluster::MissingPrograms() {
+  for (const char* program : {"munged", "mungekey", "slurmctld", "slurmd", "salloc", "srun", "sinfo", "squeue"}) {
     if (Program(program).empty()) return absl::StrCat(program, " is not installed (scripts/setup.sh installs it)");
   }
-  if (geteuid() != 0) return "slurmd needs root";
   return "";
 }
 

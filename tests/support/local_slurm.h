@@ -16,9 +16,9 @@ namespace rollout::testing {
 
 class LocalSlurmCluster {
  public:
-  // Why a cluster cannot be started here (no Slurm or munge programs, not root); empty
-  // when it can.
-  static std::string Unavailable();
+  // The Slurm and munge programs it needs that are not installed, as a message; empty
+  // when all are.
+  static std::string MissingPrograms();
 
   // Starts the daemons with their files under `dir` (an existing folder) and a node of
   // `cpus` CPUs, and waits until the node takes jobs. An error names the daemon that did
