@@ -30,4 +30,8 @@ absl::StatusOr<PluginLibrary> PluginLibrary::Open(const std::string& path, const
   return PluginLibrary(std::move(library), std::move(functions));
 }
 
+void AppendToString(void* string, const char* text, size_t size) {
+  if (text != nullptr) static_cast<std::string*>(string)->append(text, size);
+}
+
 }  // namespace rollout

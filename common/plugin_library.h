@@ -1,10 +1,12 @@
 // A plug-in's shared library opened with its C ABI's functions looked up and its version
-// checked: what the reward, tool and interaction plug-in loaders share
-// (rewards/plugin_api.h, tools/plugin_api.h, tools/interaction_plugin_api.h).
+// checked, and the write callback of the ABIs that return text: what the reward, tool
+// and interaction plug-in loaders share (rewards/plugin_api.h, tools/plugin_api.h,
+// tools/interaction_plugin_api.h).
 #pragma once
 
 #include <dlfcn.h>
 
+#include <cstddef>
 #include <map>
 #include <memory>
 #include <string>
@@ -51,5 +53,10 @@ class PluginLibrary {
   Handle library_;
   std::map<std::string, void*> functions_;
 };
+
+// A plug-in's write callback (the tool and interaction ABIs' RolloutToolWrite,
+// RolloutInteractionWrite): appends `size` bytes of `text` to the std::string `string`
+// points at.
+void AppendToString(void* string, const char* text, size_t size);
 
 }  // namespace rollout

@@ -108,7 +108,9 @@ absl::Status AddInteraction(const json& entry, const std::string& config_path, I
 absl::Status Interaction::CheckKwargs(const json& /*interaction_kwargs*/) const { return absl::OkStatus(); }
 
 absl::Status InteractionSet::Add(const std::string& name, std::unique_ptr<Interaction> interaction) {
-  if (by_name_.count(name) > 0) return absl::InvalidArgumentError(absl::StrCat("two interactions are named '", name, "'"));
+  if (by_name_.count(name) > 0) {
+    return absl::InvalidArgumentError(absl::StrCat("two interactions are named '", name, "'"));
+  }
   by_name_[name] = std::move(interaction);
   return absl::OkStatus();
 }

@@ -42,7 +42,7 @@ class PluginInteraction final : public Interaction {
                                    const nlohmann::ordered_json& interaction_kwargs) const override {
     UserTurn turn;
     int ends = 0;
-    const int rc = respond_(interaction_, messages.dump().c_str(), interaction_kwargs.dump().c_str(), &Append,
+    const int rc = respond_(interaction_, messages.dump().c_str(), interaction_kwargs.dump().c_str(), &AppendToString,
                             &turn.content, &ends, &turn.score);
     if (rc != 0) {
       return absl::InternalError(
@@ -53,10 +53,6 @@ class PluginInteraction final : public Interaction {
   }
 
  private:
-  static void Append(void* context, const char* text, size_t size) {
-    if (text != nullptr) static_cast<std::string*>(context)->append(text, size);
-  }
-
   PluginLibrary library_;  // first: unloaded after the interaction is destroyed
   std::string path_;
   void* interaction_;

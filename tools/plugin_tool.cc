@@ -25,8 +25,8 @@ class PluginTool final : public Tool {
   absl::StatusOr<ToolResult> Execute(const nlohmann::ordered_json& arguments,
                                      const nlohmann::ordered_json& create_kwargs) const override {
     ToolResult result;
-    const int rc = execute_(tool_, arguments.dump().c_str(), create_kwargs.dump().c_str(), &Append, &result.text,
-                            &result.reward);
+    const int rc = execute_(tool_, arguments.dump().c_str(), create_kwargs.dump().c_str(), &AppendToString,
+                            &result.text, &result.reward);
     if (rc != 0) {
       return absl::InternalError(result.text.empty() ? absl::StrCat(path_, " failed (code ", rc, ")") : result.text);
     }
@@ -34,10 +34,6 @@ class PluginTool final : public Tool {
   }
 
  private:
-  static void Append(void* context, const char* text, size_t size) {
-    if (text != nullptr) static_cast<std::string*>(context)->append(text, size);
-  }
-
   PluginLibrary library_;  // first: unloaded after the tool is destroyed
   std::string path_;
   void* tool_;
@@ -48,10 +44,10 @@ class PluginTool final : public Tool {
 }  // namespace
 
 absl::StatusOr<std::unique_ptr<Tool>> LoadToolPlugin(const std::string& library, const nlohmann::ordered_json& config) {
-  ASSIGN_OR_RETURN(PluginLibrary plugin,
-                   PluginLibrary::Open(library, {"tool", "tools/plugin_api.h", "rollout_tool_abi_version",
-                                                 ROLLOUT_TOOL_ABI_VERSION,
-                                                 {"rollout_tool_create", "rollout_tool_execute", "rollout_tool_destroy"}}));
+  ASSIGN_OR_RETURN(
+      PluginLibrary plugin,
+      PluginLibrary::Open(library, {"tool", "tools/plugin_api.h", "rollout_tool_abi_version", ROLLOUT_TOOL_ABI_VERSION,
+                                    {"rollout_tool_create", "rollout_tool_execute", "rollout_tool_destroy"}}));
   char error[512] = {0};
   void* tool = plugin.Get<CreateFn>("rollout_tool_create")(config.dump().c_str(), error, sizeof(error));
   if (tool == nullptr) {

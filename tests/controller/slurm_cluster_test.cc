@@ -1,8 +1,8 @@
 // The Slurm launcher through a real Slurm cluster on this machine
 // (tests/support/local_slurm.h): workers started as steps of the allocation
-// `rollout train` runs in, and the process-lifetime guarantees of DESIGN.md §1 there —
-// a killed controller leaves no worker and no step behind, a killed worker stops the
-// run naming it.
+// `rollout train` runs in, training there as they do as local processes, and the
+// process-lifetime guarantees of DESIGN.md §1 there — a killed controller leaves no
+// worker and no step behind, a killed worker stops the run naming it.
 #include <signal.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -20,6 +20,8 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/strip.h"
+#include "common/file_util.h"
+#include "tests/e2e/rollout_run.h"
 #include "tests/support/local_slurm.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
@@ -72,6 +74,40 @@ TEST_F(SlurmCluster, TrainStartsEachWorkerAsAStepOfItsAllocation) {
   EXPECT_THAT(result.output, HasSubstr(" on node " + HostName().substr(0, HostName().find('.'))));
   EXPECT_THAT(result.output, HasSubstr("all 2 worker(s) registered"));
   EXPECT_THAT(result.output, HasSubstr("pool cpu_pool: token log-probs on 2 worker(s) match"));
+  EXPECT_EQ(Steps(), "");
+}
+
+// GRPO with two data-parallel CPU workers (gradients averaged over Gloo), as Slurm steps
+// and as local processes: the launcher changes nothing of the training, so both runs'
+// checkpoints hold the same weights, bit for bit.
+TEST_F(SlurmCluster, TwoWorkersAsStepsTrainAsTwoLocalWorkersDo) {
+  ASSERT_TRUE(WriteFileDurably(temp_.Path("letters.jsonl"), LetterRows()).ok());
+  const auto train = [&](const std::string& name, const std::string& launcher) {
+    const std::vector<std::string> args = {
+        "train", absl::StrCat(ROLLOUT_SOURCE_DIR, "/recipes/grpo_arith.yaml"), "data.train_files=[letters.jsonl]",
+        "data.val_files=[]", absl::StrCat("actor.model.path=", ROLLOUT_SOURCE_DIR, "/tests/data/tiny-qwen2"),
+        "trainer.device=cpu", "trainer.n_gpus_per_node=2", "runtime.launcher=" + launcher,
+        "trainer.default_local_dir=ckpt/" + name, "trainer.total_training_steps=2", "trainer.save_freq=2",
+        "data.train_batch_size=4", "actor.ppo_mini_batch_size=4", "actor.ppo_micro_batch_size_per_gpu=2",
+        "actor.optim.lr=1e-3", "rollout.n=2", "rollout.cpu_kv_cache_gib=0.05", "data.max_response_length=8",
+        "reward.name=null", std::string("reward.plugin=") + MISBEHAVING_PLUGIN_PATH};
+    std::string command = absl::StrCat("cd '", temp_.path(), "' && ",
+                                       launcher == "slurm" ? LocalSlurmCluster::Program("salloc") + " -N1 " : "",
+                                       ROLLOUT_BINARY_PATH);
+    for (const std::string& arg : args) absl::StrAppend(&command, " '", arg, "'");
+    return RunCommand({"/bin/sh", "-c", command}, 600);
+  };
+  const CommandResult local = train("local", "local");
+  ASSERT_EQ(local.exit_code, 0) << local.output;
+  const CommandResult slurm = train("slurm", "slurm");
+  ASSERT_EQ(slurm.exit_code, 0) << slurm.output;
+  EXPECT_THAT(slurm.output, HasSubstr("as a step of Slurm job"));
+  const auto weights = [&](const std::string& name) {
+    return ReadFile(temp_.Path("ckpt/" + name + "/global_step_2/actor/model.safetensors"));
+  };
+  ASSERT_TRUE(weights("local").ok()) << weights("local").status();
+  ASSERT_TRUE(weights("slurm").ok()) << weights("slurm").status();
+  EXPECT_TRUE(*weights("local") == *weights("slurm"));
   EXPECT_EQ(Steps(), "");
 }
 

@@ -3,10 +3,7 @@
 // after the retries, and `rollout reward-server` serves a plug-in until it is signalled.
 #include "rewards/remote_reward_runner.h"
 
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -26,6 +23,7 @@
 #include "rewards/reward_service.h"
 #include "rewards/thread_reward_runner.h"
 #include "tests/support/subprocess.h"
+#include "tests/support/unused_port.h"
 
 namespace rollout::rewards {
 namespace {
@@ -33,6 +31,7 @@ namespace {
 using ::testing::Contains;
 using ::testing::HasSubstr;
 using ::testing::StartsWith;
+using rollout::testing::UnusedPort;
 
 // Scores the response's length with an "acc" extra; "error" fails, "sleep N" sleeps N ms.
 class LengthReward final : public RewardFunction {
@@ -103,22 +102,6 @@ class TestServer {
   int port_ = 0;
   std::unique_ptr<grpc::Server> server_;
 };
-
-// A local port nothing listens on: bound once to get it, then closed.
-int UnusedPort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof(address);
-  if (bind(fd, reinterpret_cast<sockaddr*>(&address), length) != 0 ||
-      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &length) != 0) {
-    close(fd);
-    return 0;
-  }
-  close(fd);
-  return ntohs(address.sin_port);
-}
 
 RemoteRunnerOptions Remote(const std::string& address) {
   RemoteRunnerOptions options;

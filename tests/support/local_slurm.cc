@@ -1,8 +1,6 @@
 #include "tests/support/local_slurm.h"
 
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -12,25 +10,10 @@
 #include "absl/strings/strip.h"
 #include "absl/time/clock.h"
 #include "common/file_util.h"
+#include "tests/support/unused_port.h"
 
 namespace rollout::testing {
 namespace {
-
-// A TCP port nobody listens on now.
-int FreePort() {
-  const int fd = socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in address{};
-  address.sin_family = AF_INET;
-  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t size = sizeof(address);
-  int port = 0;
-  if (bind(fd, reinterpret_cast<sockaddr*>(&address), sizeof(address)) == 0 &&
-      getsockname(fd, reinterpret_cast<sockaddr*>(&address), &size) == 0) {
-    port = ntohs(address.sin_port);
-  }
-  close(fd);
-  return port;
-}
 
 std::string ShortHostName() {
   char hostname[256] = {0};
@@ -91,7 +74,7 @@ absl::StatusOr<std::unique_ptr<LocalSlurmCluster>> LocalSlurmCluster::Start(cons
   cluster->conf_ = JoinPath(dir, "slurm.conf");
   std::ofstream(cluster->conf_) << absl::StrCat(
       "ClusterName=rollouttest\nSlurmctldHost=", host, "(127.0.0.1)\nSlurmUser=root\nSlurmdUser=root\n",
-      "SlurmctldPort=", FreePort(), "\nSlurmdPort=", FreePort(), "\n",
+      "SlurmctldPort=", UnusedPort(), "\nSlurmdPort=", UnusedPort(), "\n",
       "AuthType=auth/munge\nCredType=cred/munge\nAuthInfo=socket=", socket, "\n",
       "StateSaveLocation=", JoinPath(dir, "state"), "\nSlurmdSpoolDir=", JoinPath(dir, "spool"), "\n",
       "SlurmctldPidFile=", JoinPath(dir, "slurmctld.pid"), "\nSlurmdPidFile=", JoinPath(dir, "slurmd.pid"), "\n",
@@ -104,7 +87,8 @@ absl::StatusOr<std::unique_ptr<LocalSlurmCluster>> LocalSlurmCluster::Start(cons
   cluster->daemons_.push_back(StartDaemon(absl::StrCat(Program("slurmctld"), " -D -i -f ", cluster->conf_),
                                           JoinPath(dir, "slurmctld.out")));
   cluster->daemons_.push_back(
-      StartDaemon(absl::StrCat(Program("slurmd"), " -D -N ", host, " -f ", cluster->conf_), JoinPath(dir, "slurmd.out")));
+      StartDaemon(absl::StrCat(Program("slurmd"), " -D -N ", host, " -f ", cluster->conf_),
+                  JoinPath(dir, "slurmd.out")));
 
   const absl::Time deadline = absl::Now() + absl::Seconds(30);
   std::string state;

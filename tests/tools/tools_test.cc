@@ -325,7 +325,8 @@ TEST(Interaction, RunsAPlugInCreatedWithItsConfig) {
   ordered_json goodbye = messages;
   goodbye.push_back({{"role", "assistant"}, {"content", "bye"}});
   EXPECT_TRUE(interactions->Respond(goodbye, {{"name", "tutor"}, {"topic", "sums"}})->ends);
-  EXPECT_THAT(interactions->Respond(messages, {{"name", "tutor"}, {"topic", "sums"}, {"fail", true}}).status().message(),
+  const ordered_json failing = {{"name", "tutor"}, {"topic", "sums"}, {"fail", true}};
+  EXPECT_THAT(interactions->Respond(messages, failing).status().message(),
               HasSubstr("libtutor.so failed (code 3): lost my voice"));
 }
 

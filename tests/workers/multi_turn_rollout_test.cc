@@ -375,7 +375,8 @@ TEST(MultiTurnRollout, AReplyEndedByAnotherEndTokenGoesOnToItsNextTurn) {
   const auto tokenizer = Fixture("qwen2.5_chat_template.jinja");
   ScriptedModel model(*tokenizer, {{kCall, engine::FinishReason::kEos, "<|endoftext|>"}, {"It is 22."}});
   const RolloutResponse response = Generate(*tokenizer, model, 1, Options()).responses.at(0).at(0);
-  EXPECT_EQ(tokenizer->Decode(response.tokens), std::string(kCall) + "<|endoftext|>" + kToolTurn + "It is 22.<|im_end|>");
+  EXPECT_EQ(tokenizer->Decode(response.tokens),
+            std::string(kCall) + "<|endoftext|>" + kToolTurn + "It is 22.<|im_end|>");
   EXPECT_EQ(response.num_turns, 4);
 }
 
@@ -403,8 +404,9 @@ TEST(MultiTurnRollout, ASimulatedUserSeesTheConversationSoFar) {
   request.prompt = tokenizer->EncodeChat(conversation.messages, true, conversation.tools).value();
   request.params.max_tokens = kResponseLength;
   ScriptedModel model(*tokenizer, {{kCall}, {"It is 22."}, {"Yes, 22."}});
-  ASSERT_TRUE(
-      GenerateMultiTurn(model.AsGenerate(), *tokenizer, Calculator(), users, {conversation}, {request}, Options()).ok());
+  ASSERT_TRUE(GenerateMultiTurn(model.AsGenerate(), *tokenizer, Calculator(), users, {conversation}, {request},
+                                Options())
+                  .ok());
   EXPECT_TRUE(model.done());
   ASSERT_EQ(seen.size(), 2u);
   const ordered_json prompt = ordered_json::parse(
