@@ -128,9 +128,25 @@ bool MultiTurn(const DatasetOptions& options) {
   return !options.offered_tools.empty() || options.check_interaction_kwargs != nullptr;
 }
 
+// Whether `row` asks for verl's single-turn agent loop (its "agent_name"); the others
+// (none, or tool_agent) take the multi-turn rollout's tool loop.
+absl::StatusOr<bool> SingleTurnAgent(const json& row) {
+  const json agent_name = row.value("agent_name", json());
+  if (agent_name.is_null() || agent_name == "tool_agent") return false;
+  if (agent_name == "single_turn_agent") return true;
+  return RowError("agent_name", absl::StrCat("is ", agent_name.dump(),
+                                             "; the agent loops here are tool_agent (rollout.multi_turn's tools and "
+                                             "simulated users) and single_turn_agent (one reply)"));
+}
+
 // A chat prompt of `messages` as Prompt::content holds it, with the row's tools if any
-// and, in a multi-turn rollout, its tools_kwargs and interaction_kwargs.
+// and, in a multi-turn rollout, its tools_kwargs and interaction_kwargs — or, for a row
+// of verl's single_turn_agent there, none of these, marked single-turn.
 absl::StatusOr<Prompt> ChatPrompt(const json& messages, const json& row, const DatasetOptions& options) {
+  if (MultiTurn(options)) {
+    ASSIGN_OR_RETURN(const bool single_turn, SingleTurnAgent(row));
+    if (single_turn) return Prompt{Prompt::Format::kChat, json{{"messages", messages}, {"single_turn", true}}.dump()};
+  }
   ASSIGN_OR_RETURN(const json tools, RowTools(row, options));
   json content{{"messages", messages}};
   if (!tools.empty()) content["tools"] = tools;

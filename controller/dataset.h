@@ -21,7 +21,10 @@
 // extra_info.tools_kwargs (verl's per-row values for the tools' calls, tools/tool.h)
 // travel with the prompt, checked by DatasetOptions::check_tools_kwargs, as do the
 // extra_info.interaction_kwargs a multi-turn rollout with simulated users requires of
-// every row (DatasetOptions::check_interaction_kwargs). A text prompt offering tools,
+// every row (DatasetOptions::check_interaction_kwargs). A row of a multi-turn rollout
+// whose "agent_name" is verl's single_turn_agent gets one reply, as there: its prompt
+// offers no tools and needs no simulated user (tool_agent, or no agent_name: the
+// multi-turn loop; another name is refused). A text prompt offering tools,
 // or in a multi-turn rollout, is refused. A response (an SFT pair's,
 // chosen, rejected) is text, which the worker encodes and ends with the end-of-sequence
 // token, or — after a chat prompt — chat messages that continue the conversation (TRL's

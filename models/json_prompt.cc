@@ -60,6 +60,10 @@ absl::StatusOr<ChatPrompt> ParseChatPrompt(const ordered_json& value) {
     if (!value.at(key).is_object()) return absl::InvalidArgumentError(absl::StrCat("\"", key, "\" is not an object"));
     *field = value.at(key);
   }
+  if (wrapped && value.contains("single_turn")) {
+    if (!value.at("single_turn").is_boolean()) return absl::InvalidArgumentError("\"single_turn\" is not a boolean");
+    prompt.single_turn = value.at("single_turn").get<bool>();
+  }
   return prompt;
 }
 

@@ -27,12 +27,16 @@ struct ChatPrompt {
   // tools/interaction.h); carried, not read, here. Empty objects when it has none.
   nlohmann::ordered_json tools_kwargs = nlohmann::ordered_json::object();
   nlohmann::ordered_json interaction_kwargs = nlohmann::ordered_json::object();
+  // A multi-turn rollout's row of verl's single_turn_agent: one reply, no tool or user
+  // turns (workers/multi_turn_rollout.h).
+  bool single_turn = false;
 };
 
-// {"messages": [...], "tools": [...], "tools_kwargs": {...}, "interaction_kwargs": {...}}
-// (all but "messages" optional) or the bare list of messages, in common/chat_json.h's
-// shapes; InvalidArgument naming the message, the tools, tools_kwargs or
-// interaction_kwargs (when not an object) otherwise.
+// {"messages": [...], "tools": [...], "tools_kwargs": {...}, "interaction_kwargs": {...},
+// "single_turn": true} (all but "messages" optional) or the bare list of messages, in
+// common/chat_json.h's shapes; InvalidArgument naming the message, the tools,
+// tools_kwargs or interaction_kwargs (when not an object) or single_turn (when not a
+// boolean) otherwise.
 absl::StatusOr<ChatPrompt> ParseChatPrompt(const nlohmann::ordered_json& value);
 // The same of JSON text; InvalidArgument for text that is not JSON.
 absl::StatusOr<ChatPrompt> ParseChatPromptText(absl::string_view text);

@@ -126,6 +126,7 @@ absl::StatusOr<std::optional<NextTurn>> TurnAfter(const Sample& sample, const mo
                                                   const models::Tokenizer& tokenizer, const tools::ToolSet& tools,
                                                   const tools::InteractionSet& interactions,
                                                   const MultiTurnOptions& options) {
+  if (conversation.single_turn) return std::nullopt;
   if (sample.last_finish != engine::FinishReason::kEos || sample.last_reply.empty()) return std::nullopt;
   if (options.max_assistant_turns > 0 && sample.replies >= options.max_assistant_turns) return std::nullopt;
   if (options.max_user_turns > 0 && sample.user_turns >= options.max_user_turns) return std::nullopt;

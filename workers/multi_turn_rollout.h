@@ -1,23 +1,26 @@
 // Multi-turn rollouts with tools and simulated users (verl's rollout.multi_turn, its
 // tool agent loop): the model replies; when its reply ends with an end token (any of
-// the tokenizer's, as verl's loop takes any) and calls tools (Hermes' <tool_call> blocks, tools/hermes_tool_calls.h), the tools run, their
-// results are appended as the chat template writes tool messages (with the next
-// assistant header), and the model goes on from there. A reply that calls nothing is
-// answered, when its row has a simulated user (interaction_kwargs, tools/interaction.h),
-// by that user's message, written the same way (the user sees the conversation so far
-// as verl's loop keeps its messages); the user may end the conversation with it. A response ends when a reply calls nothing and has no user to answer it, ends
-// otherwise (length), max_assistant_turns replies or max_user_turns tool and user turns
-// were made (verl counts both as user turns), or the next turn would not leave room in
-// max_response_length (a user's last message is kept, cut to fit, as verl keeps it).
+// the tokenizer's, as verl's loop takes any) and calls tools (Hermes' <tool_call>
+// blocks, tools/hermes_tool_calls.h), the tools run, their results are appended as the
+// chat template writes tool messages (with the next assistant header), and the model
+// goes on from there. A reply that calls nothing is answered, when its row has a
+// simulated user (interaction_kwargs, tools/interaction.h), by that user's message,
+// written the same way (the user sees the conversation so far as verl's loop keeps its
+// messages); the user may end the conversation with it. A response ends when a reply
+// calls nothing and has no user to answer it, ends otherwise (length),
+// max_assistant_turns replies or max_user_turns tool and user turns were made (verl
+// counts both as user turns), or the next turn would not leave room in
+// max_response_length (a user's last message is kept, cut to fit, as verl keeps it). A
+// row of verl's single_turn_agent (ChatPrompt::single_turn) gets one reply.
 //
 // A sample's response is all of it: its replies and the turns between them, whose
 // tokens are marked not generated (response_mask 0, rollout log-prob 0). Each such
 // turn's tokens are the text the template writes after the reply's end token up to and
 // including the next assistant header, so the response reads as the template would
 // render the whole conversation. Each tool call's reward and each user turn's score are
-// kept (RolloutResponse::tool_rewards, turn_scores). Later turns are new engine requests holding the
-// conversation so far; the engine's prefix cache (rollout.enable_prefix_caching) spares
-// recomputing it.
+// kept (RolloutResponse::tool_rewards, turn_scores). Later turns are new engine
+// requests holding the conversation so far; the engine's prefix cache
+// (rollout.enable_prefix_caching) spares recomputing it.
 #pragma once
 
 #include <cstdint>

@@ -471,6 +471,39 @@ TEST(PromptDataset, CarriesEachRowsInteractionKwargsAndRefusesRowsWithoutThem) {
             "(data.text_prompts=user_message makes it one)");
 }
 
+// verl's per-row agent loop ("agent_name"): a single_turn_agent row of a multi-turn
+// rollout offers no tools and needs no simulated user; tool_agent is the loop the others
+// take.
+TEST(PromptDataset, ARowOfVerlsSingleTurnAgentGetsOneReply) {
+  using json = nlohmann::ordered_json;
+  auto interactions = std::make_shared<tools::InteractionSet>(
+      tools::LoadInteractionConfig("recipes/tools/gsm8k_interaction.yaml").value());
+  DatasetOptions options;
+  options.offered_tools = {json::parse(R"({"type": "function", "function": {"name": "calculator"}})")};
+  options.check_interaction_kwargs = [interactions](const json& interaction_kwargs) {
+    return interactions->CheckInteractionKwargs(interaction_kwargs);
+  };
+  const std::string messages = R"("prompt": [{"role": "user", "content": "2+3?"}], "ground_truth": "5")";
+  const std::string user = R"("extra_info": {"interaction_kwargs": {"name": "gsm8k", "ground_truth": "5"}})";
+  const Dataset<PromptExample> dataset =
+      LoadPrompts("{" + messages + R"(, "agent_name": "single_turn_agent"})" + "\n{" + messages +
+                      R"(, "agent_name": "tool_agent", )" + user + "}\n{" + messages + ", " + user + "}",
+                  options)
+          .value();
+  ASSERT_EQ(dataset.examples.size(), 3u);
+  EXPECT_EQ(dataset.examples[0].prompt.content,
+            R"({"messages":[{"role":"user","content":"2+3?"}],"single_turn":true})");
+  EXPECT_EQ(dataset.examples[1].prompt.content, dataset.examples[2].prompt.content);
+  EXPECT_EQ(dataset.examples[1].prompt.content,
+            R"({"messages":[{"role":"user","content":"2+3?"}],"tools":[{"type":"function","function":)"
+            R"({"name":"calculator"}}],"interaction_kwargs":{"name":"gsm8k","ground_truth":"5"}})");
+  const std::string message(
+      LoadPrompts("{" + messages + R"(, "agent_name": "react_agent"})", options).status().message());
+  EXPECT_EQ(message.substr(std::min(message.size(), message.find("rows.jsonl"))),
+            "rows.jsonl:1: \"agent_name\" is \"react_agent\"; the agent loops here are tool_agent "
+            "(rollout.multi_turn's tools and simulated users) and single_turn_agent (one reply)");
+}
+
 TEST(ConversationDataset, LoadsMessagesUnderTheMessagesKey) {
   TempDir dir("dataset");
   DatasetOptions options;

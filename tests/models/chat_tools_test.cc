@@ -160,6 +160,11 @@ TEST(ChatTools, PromptJsonKeepsKeyOrderAndSaysWhatIsWrong) {
   EXPECT_TRUE(ParseChatPromptText(R"({"messages": []})")->tools_kwargs.empty());
   EXPECT_EQ(ParseChatPromptText(R"({"messages": [], "tools_kwargs": []})").status().message(),
             "\"tools_kwargs\" is not an object");
+  // A row of verl's single_turn_agent in a multi-turn rollout.
+  EXPECT_TRUE(ParseChatPromptText(R"({"messages": [], "single_turn": true})")->single_turn);
+  EXPECT_FALSE(ParseChatPromptText(R"({"messages": []})")->single_turn);
+  EXPECT_EQ(ParseChatPromptText(R"({"messages": [], "single_turn": 1})").status().message(),
+            "\"single_turn\" is not a boolean");
 }
 
 }  // namespace

@@ -380,6 +380,25 @@ TEST(MultiTurnRollout, AReplyEndedByAnotherEndTokenGoesOnToItsNextTurn) {
   EXPECT_EQ(response.num_turns, 4);
 }
 
+// A row of verl's single_turn_agent gets one reply, whatever it says.
+TEST(MultiTurnRollout, ARowOfTheSingleTurnAgentGetsOneReply) {
+  const auto tokenizer = Fixture("qwen2.5_chat_template.jinja");
+  models::ChatPrompt conversation;
+  conversation.messages = {{"user", "What is 3 * 7 + 1?"}};
+  conversation.single_turn = true;
+  engine::GenerationRequest request;
+  request.prompt = tokenizer->EncodeChat(conversation.messages, true).value();
+  request.params.max_tokens = kResponseLength;
+  ScriptedModel model(*tokenizer, {{kCall}});
+  const RolloutResponse response =
+      GenerateMultiTurn(model.AsGenerate(), *tokenizer, Calculator(), {}, {conversation}, {request}, Options())
+          ->at(0)
+          .at(0);
+  EXPECT_TRUE(model.done());
+  EXPECT_EQ(response.num_turns, 2);
+  EXPECT_TRUE(response.tool_rewards.empty());
+}
+
 // A simulated user sees the conversation as verl's agent loop keeps it: the prompt's
 // messages, each reply's text, the tool results and its own earlier answers.
 TEST(MultiTurnRollout, ASimulatedUserSeesTheConversationSoFar) {
