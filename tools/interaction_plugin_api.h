@@ -56,7 +56,8 @@ void* rollout_interaction_create(const char* config, char* error, size_t error_s
 /* Whether rows with `interaction_kwargs` (a JSON object as text, its "name" this
  * interaction's) can be answered: 0 if so; otherwise non-zero, with a NUL-terminated
  * message saying what is missing written into error[0, error_size). Called for each row
- * as the data loads, so that a row it cannot answer is refused there. */
+ * as the data loads, so that a row it cannot answer is refused there, and again before
+ * each answer. */
 int rollout_interaction_check_kwargs(void* interaction, const char* interaction_kwargs, char* error,
                                      size_t error_size);
 /* The user's answer to the conversation so far, `messages` (a JSON list in OpenAI's chat
