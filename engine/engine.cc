@@ -253,7 +253,7 @@ void Engine::Apply(const StepPlan& plan, const SampledStep& sampled, Scheduler& 
 }
 
 absl::StatusOr<std::vector<RequestOutput>> Engine::Generate(
-    absl::Span<const GenerationRequest> requests, const Progress& progress) {
+    absl::Span<const GenerationRequest> requests, const Progress& progress, int64_t finish_target) {
   if (absl::Status s = Validate(requests); !s.ok()) return s;
   SchedulerOptions scheduler_options;
   scheduler_options.max_num_seqs = options_.max_num_seqs;
@@ -311,6 +311,17 @@ absl::StatusOr<std::vector<RequestOutput>> Engine::Generate(
     recently_finished = std::move(finished);  // the older ones: no step names them now
     lap(&stats_.output_seconds);
     if (progress) progress(finished_samples, total_samples);
+    if (finish_target > 0 && finished_samples >= finish_target && scheduler.HasUnfinished()) {
+      // The step in flight computes for the aborted only: its samples are dropped.
+      if (in_flight) in_flight->samples.Wait();
+      in_flight.reset();
+      scheduler.AbortUnfinished();
+      for (RequestOutput& output : outputs) {
+        for (Completion& sample : output.samples) {
+          if (sample.finish_reason == FinishReason::kNone) sample.finish_reason = FinishReason::kAbort;
+        }
+      }
+    }
   }
   return outputs;
 }

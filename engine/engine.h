@@ -105,8 +105,13 @@ class Engine {
   using Progress = std::function<void(int64_t, int64_t)>;
   // One output per request, in order. InvalidArgument naming the request when one is
   // malformed or can never fit in the cache; nothing is generated then.
+  // `finish_target` > 0: once a step leaves at least that many samples finished, the
+  // others stop there and come back empty with FinishReason::kAbort (verl's
+  // rollout.over_sample_rate, which waits for the first finished ones only); 0 generates
+  // every sample to its end.
   absl::StatusOr<std::vector<RequestOutput>> Generate(absl::Span<const GenerationRequest> requests,
-                                                      const Progress& progress = nullptr);
+                                                      const Progress& progress = nullptr,
+                                                      int64_t finish_target = 0);
 
   const EngineStats& stats() const { return stats_; }
   // Zeroes the counters (benchmarks: after a warm-up call).

@@ -34,6 +34,7 @@ const char* FinishReasonName(FinishReason reason) {
     case FinishReason::kEos: return "eos";
     case FinishReason::kStop: return "stop";
     case FinishReason::kLength: return "length";
+    case FinishReason::kAbort: return "abort";
   }
   return "unknown";
 }

@@ -26,8 +26,9 @@ struct SamplingParams {
 // InvalidArgument naming the field when a value is out of range.
 absl::Status ValidateSamplingParams(const SamplingParams& params);
 
-// Why a sample ended; `FinishReasonName` gives the output spelling.
-enum class FinishReason { kNone, kEos, kStop, kLength };
+// Why a sample ended; `FinishReasonName` gives the output spelling. kAbort: stopped
+// unfinished when enough others had finished (Engine::Generate's finish_target).
+enum class FinishReason { kNone, kEos, kStop, kLength, kAbort };
 const char* FinishReasonName(FinishReason reason);
 
 }  // namespace rollout::engine

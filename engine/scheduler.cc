@@ -167,4 +167,11 @@ std::vector<std::unique_ptr<Sequence>> Scheduler::TakeFinished() {
   return std::exchange(finished_, {});
 }
 
+void Scheduler::AbortUnfinished() {
+  for (std::unique_ptr<Sequence>& sequence : running_) blocks_->Free(sequence->blocks);
+  for (std::unique_ptr<Sequence>& sequence : waiting_) blocks_->Free(sequence->blocks);
+  running_.clear();
+  waiting_.clear();
+}
+
 }  // namespace rollout::engine

@@ -84,6 +84,9 @@ class Scheduler {
   void Finish(Sequence* sequence, FinishReason reason);
   // Finished sequences, handed over in the order they finished.
   std::vector<std::unique_ptr<Sequence>> TakeFinished();
+  // Drops every running and waiting sequence, freeing their blocks (no launched step may
+  // still write them); HasUnfinished() is false after it.
+  void AbortUnfinished();
 
  private:
   // Schedules up to `budget` tokens of a running sequence; false when it had to be

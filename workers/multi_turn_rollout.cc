@@ -41,6 +41,15 @@ void AppendReply(const engine::Completion& reply, Sample& sample) {
   ++sample.replies;
 }
 
+// verl's padding for a request aborted by over-sampling: nothing of it is kept.
+void Abort(Sample& sample) {
+  sample.response = RolloutResponse();
+  sample.response.finish_reason = engine::FinishReasonName(engine::FinishReason::kAbort);
+  sample.first_reply_text.clear();
+  sample.replies = 0;
+  sample.user_turns = 0;
+}
+
 // What `conversation` may call: the tools its prompt offers (the controller wrote a
 // subset of the tool set's schemas there for rows with a tool_selection), and with its
 // row's tools_kwargs.
@@ -237,6 +246,11 @@ absl::StatusOr<std::vector<std::vector<RolloutResponse>>> GenerateMultiTurn(
       continuing.push_back(id);
     }
     if (next.empty()) break;
+    const int64_t ended = static_cast<int64_t>(samples.size() - continuing.size());
+    if (options.finish_target > 0 && ended >= options.finish_target) {
+      for (const size_t id : continuing) Abort(samples[id]);
+      break;
+    }
     ASSIGN_OR_RETURN(outputs, generate(next));
     for (size_t k = 0; k < continuing.size(); ++k) AppendReply(outputs[k].samples[0], samples[continuing[k]]);
     active = std::move(continuing);

@@ -45,6 +45,12 @@ struct MultiTurnOptions {
   int32_t max_tool_response_length = 256;
   std::string tool_response_truncate_side = "middle";
   int64_t max_response_length = 512;  // R, data.max_response_length
+  // > 0 (verl's rollout.over_sample_rate): once, after a round of replies, at least this
+  // many samples' conversations have ended, the others are aborted: each comes back
+  // empty (no tokens, tool rewards or turn scores; num_turns 1, finish_reason "abort").
+  // The check runs between rounds: a conversation is not known to end before its reply
+  // is read.
+  int64_t finish_target = 0;
 };
 
 // What generates the replies: the rollout engine's Generate().

@@ -49,6 +49,14 @@ MultiTurnOptions MultiTurnOptionsOf(const config::Recipe& recipe) {
   return options;
 }
 
+// verl's rollout.over_sample_rate for a training rollout of `samples` samples: how many
+// must finish before the rest are aborted (int(samples x (1 - rate)), at least one, as
+// verl stops at its first completion when that is 0); 0 for no early end.
+int64_t FinishTargetOf(double over_sample_rate, size_t samples) {
+  if (over_sample_rate <= 0) return 0;
+  return std::max<int64_t>(1, static_cast<int64_t>(static_cast<double>(samples) * (1 - over_sample_rate)));
+}
+
 // algorithm.rollout_correction's weights and rejection for the actor's policy-gradient
 // loss (use_policy_gradient), aggregated as actor.loss_agg_mode says.
 algorithms::RolloutPolicyGradientOptions RolloutPolicyGradientOf(const config::RolloutCorrectionConfig& correction,
@@ -89,6 +97,18 @@ void LogGenerateTimes(const engine::EngineStats& before, const engine::EngineSta
                      << after.output_seconds - before.output_seconds << "; "
                      << after.steps - before.steps << " steps), batch built in "
                      << Seconds(std::chrono::steady_clock::now() - generate_end).count() << " s";
+}
+
+// What over-sampling cut from a training rollout: how many samples came back aborted.
+void LogAborted(const std::vector<std::vector<RolloutResponse>>& responses, double over_sample_rate) {
+  const std::string abort = engine::FinishReasonName(engine::FinishReason::kAbort);
+  size_t aborted = 0, samples = 0;
+  for (const std::vector<RolloutResponse>& group : responses) {
+    samples += group.size();
+    for (const RolloutResponse& response : group) aborted += response.finish_reason == abort ? 1 : 0;
+  }
+  ROLLOUT_LOG(INFO) << "generate_sequences: " << aborted << " of " << samples
+                    << " samples aborted, empty (rollout.over_sample_rate " << over_sample_rate << ")";
 }
 
 }  // namespace
@@ -447,17 +467,23 @@ absl::StatusOr<Batch> PolicyWorker::GenerateSequences(const Batch& input) {
   const engine::EngineStats before = engine_->stats();
   const auto generate_start = std::chrono::steady_clock::now();
   std::vector<std::vector<RolloutResponse>> responses;
+  const int64_t finish_target =
+      validate ? 0 : FinishTargetOf(setup_.recipe.rollout().over_sample_rate(), prompts.size());
   if (!multi_turn) {
-    ASSIGN_OR_RETURN(const std::vector<engine::RequestOutput> outputs, engine_->Generate(requests));
+    ASSIGN_OR_RETURN(const std::vector<engine::RequestOutput> outputs,
+                     engine_->Generate(requests, nullptr, finish_target));
     responses = ResponsesOf(outputs);
   } else {
     const GenerateReplies generate = [this](const std::vector<engine::GenerationRequest>& turn) {
       return engine_->Generate(turn);
     };
-    ASSIGN_OR_RETURN(responses, GenerateMultiTurn(generate, *tokenizer_, tools_, interactions_, conversations,
-                                                  requests, MultiTurnOptionsOf(setup_.recipe)));
+    MultiTurnOptions options = MultiTurnOptionsOf(setup_.recipe);
+    options.finish_target = finish_target;
+    ASSIGN_OR_RETURN(responses,
+                     GenerateMultiTurn(generate, *tokenizer_, tools_, interactions_, conversations, requests, options));
   }
   const auto generate_end = std::chrono::steady_clock::now();
+  if (finish_target > 0) LogAborted(responses, setup_.recipe.rollout().over_sample_rate());
   RolloutLayout layout;
   layout.max_prompt_length = setup_.recipe.data().max_prompt_length();
   layout.max_response_length = setup_.recipe.data().max_response_length();

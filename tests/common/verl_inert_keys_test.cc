@@ -58,6 +58,23 @@ TEST_F(VerlInertKeys, AVerlCommandLineLoadsAndListsWhatItIgnores) {
   EXPECT_THAT(loaded->ignored_verl_keys[7], HasSubstr("'actor_rollout_ref.hybrid_engine'"));
 }
 
+// Part of verl's Megatron GRPO examples (examples/grpo_trainer/*megatron*.sh): their
+// parallelism and offloading load; starting from random weights is refused.
+TEST_F(VerlInertKeys, AVerlMegatronCommandLineLoads) {
+  const absl::StatusOr<LoadedRecipe> loaded = Load(
+      {"actor_rollout_ref.actor.strategy=megatron", "actor_rollout_ref.actor.megatron.param_offload=True",
+       "actor_rollout_ref.actor.megatron.tensor_model_parallel_size=8",
+       "+actor_rollout_ref.actor.megatron.override_transformer_config.recompute_method=uniform",
+       "actor_rollout_ref.ref.megatron.pipeline_model_parallel_size=1", "critic.megatron.context_parallel_size=1",
+       "actor_rollout_ref.actor.load_weight=True", "actor_rollout_ref.rollout.over_sample_rate=0.1"});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  EXPECT_EQ(loaded->ignored_verl_keys.size(), 7u);
+  EXPECT_THAT(loaded->ignored_verl_keys[1], HasSubstr("'actor.megatron' at command line"));
+  EXPECT_DOUBLE_EQ(loaded->recipe.rollout().over_sample_rate(), 0.1);  // a key of its own now
+  EXPECT_THAT(Error({"actor_rollout_ref.actor.load_weight=False"}),
+              HasSubstr("starting from random weights is not offered"));
+}
+
 // verl serves its rollout asynchronously by default (rollout.mode: async; sync is
 // deprecated there): both load, as the engine here generates the same responses.
 TEST_F(VerlInertKeys, EitherRolloutModeLoads) {

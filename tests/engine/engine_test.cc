@@ -198,6 +198,47 @@ TEST_F(EngineTest, SamplesStoppingAtDifferentStepsKeepTheirOutputsUnderEveryBudg
   EXPECT_GT(preemptions, 0);
 }
 
+// finish_target (verl's rollout.over_sample_rate): requests whose samples run to
+// different lengths; once a step leaves the target finished, the rest come back empty
+// as aborted, the finished keep what a full run gives them, every block is free and the
+// engine serves the next call in full. Under a tiny cache (preemption) as well.
+TEST_F(EngineTest, FinishTargetAbortsTheRestOnceEnoughSamplesFinished) {
+  std::vector<GenerationRequest> requests = SampledRequests(2, 20);
+  const int64_t max_tokens[] = {2, 4, 12, 20};
+  for (size_t r = 0; r < requests.size(); ++r) requests[r].params.max_tokens = max_tokens[r];
+  EngineOptions ample;
+  ample.block_size = 4;
+  EngineOptions tiny = ample;
+  tiny.num_blocks = 14;
+  const std::vector<RequestOutput> full = Run(*MakeEngine(ample), requests);
+  for (const EngineOptions& options : {ample, tiny}) {
+    auto engine = MakeEngine(options);
+    auto cut = engine->Generate(requests, nullptr, /*finish_target=*/3);
+    ASSERT_TRUE(cut.ok()) << cut.status();
+    // Requests 0 and 1 finish first (2 and 4 tokens); the step finishing request 1's
+    // samples reaches the target, so all four of theirs are kept.
+    for (size_t r = 0; r < 2; ++r) {
+      for (size_t i = 0; i < 2; ++i) {
+        EXPECT_EQ((*cut)[r].samples[i].tokens, full[r].samples[i].tokens) << "request " << r << " sample " << i;
+        EXPECT_EQ((*cut)[r].samples[i].finish_reason, FinishReason::kLength);
+      }
+    }
+    for (size_t r = 2; r < 4; ++r) {
+      for (const Completion& sample : (*cut)[r].samples) {
+        EXPECT_EQ(sample.finish_reason, FinishReason::kAbort) << "request " << r;
+        EXPECT_TRUE(sample.tokens.empty());
+        EXPECT_TRUE(sample.log_probs.empty());
+        EXPECT_EQ(sample.text, "");
+      }
+    }
+    EXPECT_EQ(engine->used_blocks(), 0);
+    ExpectSameOutputs(Run(*engine, requests), full);
+    auto whole = engine->Generate(requests, nullptr, /*finish_target=*/8);
+    ASSERT_TRUE(whole.ok()) << whole.status();
+    ExpectSameOutputs(*whole, full);
+  }
+}
+
 TEST_F(EngineTest, PrefixCacheReusesPromptBlocksAcrossCalls) {
   EngineOptions options;
   options.enable_prefix_caching = true;

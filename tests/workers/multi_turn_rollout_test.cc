@@ -201,6 +201,46 @@ TEST(MultiTurnRollout, EachSampleOfAGroupGoesItsOwnWay) {
   EXPECT_NE(model.calls()[1][0].params.seed, model.calls()[1][1].params.seed);
 }
 
+// finish_target (verl's rollout.over_sample_rate): the conversations still going when
+// a round leaves enough of them ended come back empty, as aborted.
+TEST(MultiTurnRollout, AbortsTheConversationsStillGoingOnceEnoughHaveEnded) {
+  const auto tokenizer = Fixture("qwen2.5_chat_template.jinja");
+  const auto expect_aborted = [](const RolloutResponse& response) {
+    EXPECT_TRUE(response.tokens.empty());
+    EXPECT_TRUE(response.log_probs.empty());
+    EXPECT_TRUE(response.generated.empty());
+    EXPECT_TRUE(response.tool_rewards.empty());
+    EXPECT_EQ(response.text, "");
+    EXPECT_EQ(response.finish_reason, "abort");
+    EXPECT_EQ(response.num_turns, 1);
+  };
+  MultiTurnOptions options = Options();
+  {
+    // Sample 1 answers in the first round: with a target of 1 the two calling are aborted.
+    options.finish_target = 1;
+    ScriptedModel model(*tokenizer, {{kCall}, {"22"}, {kCall}});
+    const MultiTurnRun run = Generate(*tokenizer, model, 3, options);
+    ASSERT_EQ(run.responses.at(0).size(), 3u);
+    expect_aborted(run.responses[0][0]);
+    EXPECT_EQ(run.responses[0][1].text, "22");
+    EXPECT_EQ(run.responses[0][1].num_turns, 2);
+    expect_aborted(run.responses[0][2]);
+    EXPECT_EQ(model.calls().size(), 1u);
+  }
+  {
+    // Target 2: sample 2 ends in the second round, sample 0 (calling again) is aborted.
+    options.finish_target = 2;
+    ScriptedModel model(*tokenizer, {{kCall}, {"22"}, {kCall}, {kCall}, {"done"}});
+    const MultiTurnRun run = Generate(*tokenizer, model, 3, options);
+    ASSERT_EQ(run.responses.at(0).size(), 3u);
+    expect_aborted(run.responses[0][0]);
+    EXPECT_EQ(run.responses[0][1].num_turns, 2);
+    EXPECT_EQ(run.responses[0][2].num_turns, 4);
+    EXPECT_EQ(run.responses[0][2].finish_reason, "eos");
+    EXPECT_EQ(model.calls().size(), 2u);
+  }
+}
+
 TEST(MultiTurnRollout, RunsAsManyCallsAsMaxParallelCallsAllows) {
   const auto tokenizer = Fixture("qwen2.5_chat_template.jinja");
   const std::string two_calls = std::string(kCall) +
