@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/file_util.h"
+#include "common/lr_schedule_family.h"
 #include "common/recipe_apply.h"
 #include "common/recipe_interpolate.h"
 #include "common/recipe_schema.h"
@@ -161,6 +162,7 @@ absl::StatusOr<LoadedRecipe> RecipeBuilder::Finish() && {
   RETURN_IF_ERROR(ResolveReferences(&loaded_.sources, &pending_, &loaded_.recipe,
                                     &loaded_.ignored_verl_keys));
   RETURN_IF_ERROR(ApplyVerlDefaultLinks(loaded_.sources, &loaded_.recipe));
+  RETURN_IF_ERROR(CheckOneLrScheduleFamily(loaded_.recipe, loaded_.sources));
   return std::move(loaded_);
 }
 

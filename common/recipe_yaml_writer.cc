@@ -75,6 +75,14 @@ void EmitList(const Message& message, const FieldDescriptor* field, YAML::Emitte
   *out << YAML::EndSeq;
 }
 
+// A scalar key the recipe left unset whose schema has no default (actor.data_loader_seed,
+// optim.lr_decay_style): printed as null, which reads back as unset, so that whether it
+// was set survives (common/lr_schedule_family.h; the seed then follows trainer.seed).
+bool IsUnsetWithoutDefault(const Message& message, const FieldDescriptor* field) {
+  return field->cpp_type() != FieldDescriptor::CPPTYPE_MESSAGE && !field->has_default_value() &&
+         NullValue(field) == nullptr && !message.GetReflection()->HasField(message, field);
+}
+
 void EmitMessage(const Message& message, YAML::Emitter* out) {
   const google::protobuf::Descriptor* type = message.GetDescriptor();
   if (type->field_count() == 0) *out << YAML::Flow;
@@ -86,6 +94,8 @@ void EmitMessage(const Message& message, YAML::Emitter* out) {
       EmitMap(message, field, out);
     } else if (field->is_repeated()) {
       EmitList(message, field, out);
+    } else if (IsUnsetWithoutDefault(message, field)) {
+      *out << YAML::Null;
     } else {
       EmitValue(message, field, out);
     }
@@ -97,6 +107,7 @@ void EmitMessage(const Message& message, YAML::Emitter* out) {
 
 std::string RecipeToYaml(const Recipe& recipe) {
   YAML::Emitter out;
+  out.SetNullFormat(YAML::LowerNull);
   EmitMessage(recipe, &out);
   return std::string(out.c_str()) + "\n";
 }

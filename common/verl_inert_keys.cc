@@ -10,7 +10,14 @@ namespace {
 const char kWholeModels[] = "workers here train and run whole models, one per device";
 const char kSameResults[] = "an efficiency switch; results do not depend on it";
 const char kProfiler[] = "verl's profilers (Nsight Systems, torch) of its workers; traces here come from the benchmarks (bench/README.md)";
-const char kAdamW[] = "verl's optimizer class; the optimizer here is this project's AdamW (optim.lr, betas, eps, weight_decay)";
+const char kAdamW[] =
+    "verl's optimizer class (Megatron's adam decays weights as AdamW does); the optimizer here is this project's AdamW "
+    "(optim.lr, betas, eps, weight_decay)";
+const char kWeightDecayRamp[] =
+    "Megatron's weight-decay ramp, which verl starts and ends at optim.weight_decay, so every style keeps that value";
+const char kScheduleFromRecipe[] =
+    "whether a resumed Megatron run takes its schedule's settings from the checkpoint; a resumed run here takes "
+    "them from the recipe, as verl's default (false) does";
 const char kAdamWImpl[] = "the Python module verl imports its optimizer from; AdamW here is this project's own";
 const char kAdamWKwargs[] = "extra keyword arguments for verl's optimizer class; AdamW here takes optim.lr, betas, eps and weight_decay";
 const char kRewardModelPool[] =
@@ -39,7 +46,9 @@ const std::vector<VerlInertKey>& Table() {
       {"actor.model.use_fused_kernels", {}, "verl's fused log-prob kernels; this project's own kernels serve every pass"},
       {"actor.model.use_shm", {}, "copying the model files through /dev/shm before loading them"},
       {"actor.model.use_liger", {}, absl::StrCat("Liger's fused Triton kernels, ", kSameResults)},
-      {"actor.optim.optimizer", {"adamw"}, kAdamW},
+      {"actor.optim.optimizer", {"AdamW", "adamw", "adam"}, kAdamW, /*exact_case=*/true},
+      {"actor.optim.weight_decay_incr_style", {"constant", "linear", "cosine"}, kWeightDecayRamp},
+      {"actor.optim.use_checkpoint_opt_param_scheduler", {"false"}, kScheduleFromRecipe},
       {"actor.optim.optimizer_impl", {"torch.optim"}, kAdamWImpl},
       {"actor.optim.override_optimizer_config", {"null", "{}"}, kAdamWKwargs},
       {"actor.optim.zero_indexed_step", {"true"}, kZeroIndexed},
@@ -64,7 +73,9 @@ const std::vector<VerlInertKey>& Table() {
       {"ref.model", {"null"}, "a reference model of its own is not implemented; the reference is actor.model's initial weights"},
       {"ref.entropy_from_logits_with_chunking", {}, absl::StrCat("memory use of verl's entropy; ", kSameResults)},
       {"ref.entropy_checkpointing", {}, absl::StrCat("recomputation in verl's entropy backward; ", kSameResults)},
-      {"critic.optim.optimizer", {"adamw"}, kAdamW},
+      {"critic.optim.optimizer", {"AdamW", "adamw", "adam"}, kAdamW, /*exact_case=*/true},
+      {"critic.optim.weight_decay_incr_style", {"constant", "linear", "cosine"}, kWeightDecayRamp},
+      {"critic.optim.use_checkpoint_opt_param_scheduler", {"false"}, kScheduleFromRecipe},
       {"critic.optim.optimizer_impl", {"torch.optim"}, kAdamWImpl},
       {"critic.optim.override_optimizer_config", {"null", "{}"}, kAdamWKwargs},
       {"critic.optim.zero_indexed_step", {"true"}, kZeroIndexed},

@@ -1,6 +1,7 @@
 #include "workers/role_options.h"
 
 #include "common/check.h"
+#include "common/lr_schedule_family.h"
 
 namespace rollout::workers {
 
@@ -34,6 +35,15 @@ LrScheduleOptions ScheduleFrom(const config::OptimConfig& optim, int64_t total_t
       optim.total_training_steps() > 0 ? optim.total_training_steps() : total_training_steps;
   schedule.min_lr_ratio = optim.min_lr_ratio();
   schedule.num_cycles = optim.num_cycles();
+  if (config::UsesMegatronSchedule(optim)) {
+    MegatronLrOptions& megatron = schedule.megatron.emplace();
+    if (optim.has_lr_decay_style()) megatron.lr_decay_style = optim.lr_decay_style();
+    megatron.lr_warmup_init = optim.lr_warmup_init();
+    megatron.min_lr = optim.min_lr();
+    if (optim.has_lr_decay_steps()) megatron.lr_decay_steps = optim.lr_decay_steps();
+    if (optim.has_lr_wsd_decay_style()) megatron.lr_wsd_decay_style = optim.lr_wsd_decay_style();
+    if (optim.has_lr_wsd_decay_steps()) megatron.lr_wsd_decay_steps = optim.lr_wsd_decay_steps();
+  }
   return schedule;
 }
 

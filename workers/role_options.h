@@ -22,7 +22,8 @@ c10::ScalarType DtypeOf(const std::string& name);
 AdamWOptions AdamWFrom(const config::OptimConfig& optim);
 
 // `total_training_steps` is the horizon when optim.total_training_steps is -1 (the
-// controller knows it from the data).
+// controller knows it from the data). Megatron's schedule when `optim` writes any of its
+// keys (common/lr_schedule_family.h), its unset keys at Megatron's defaults.
 LrScheduleOptions ScheduleFrom(const config::OptimConfig& optim, int64_t total_training_steps);
 
 // A pass's micro-batches as common/recipe_batching.h resolves them from the recipe.

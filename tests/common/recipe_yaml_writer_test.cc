@@ -39,7 +39,7 @@ TEST(RecipeYamlWriter, PrintsEveryKeyWithItsDefault) {
   EXPECT_NE(yaml.find("  logger: [console]\n"), std::string::npos) << yaml;
   EXPECT_NE(yaml.find("target_modules: [all-linear]\n"), std::string::npos) << yaml;
   EXPECT_NE(yaml.find("resource_pools: {}\n"), std::string::npos) << yaml;
-  EXPECT_NE(yaml.find("  actor: \"\"\n"), std::string::npos) << yaml;
+  EXPECT_NE(yaml.find("  actor: null\n"), std::string::npos) << yaml;  // no default: unset prints null
   EXPECT_NE(yaml.find("default_local_dir: checkpoints/${trainer.project_name}/"
                       "${trainer.experiment_name}\n"),
             std::string::npos)

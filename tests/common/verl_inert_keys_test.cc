@@ -123,8 +123,12 @@ TEST_F(VerlInertKeys, OptimizerProfilerAndAgentLoopKeysLoad) {
   EXPECT_EQ(loaded->ignored_verl_keys.size(), 9u);
   EXPECT_THAT(loaded->ignored_verl_keys[7], HasSubstr("verl's agent loop"));
   EXPECT_THAT(Error({"actor_rollout_ref.actor.optim.optimizer=AdamW8bit"}),
-              HasSubstr("cannot be adamw8bit here: verl's optimizer class; the optimizer here is this project's "
-                        "AdamW (optim.lr, betas, eps, weight_decay) (it may be adamw)"));
+              HasSubstr("cannot be AdamW8bit here: verl's optimizer class (Megatron's adam decays weights as AdamW "
+                        "does); the optimizer here is this project's AdamW (optim.lr, betas, eps, weight_decay) (it "
+                        "may be AdamW or adamw or adam)"));
+  // Megatron's adam (verl's Megatron optimizer config) is AdamW; torch's Adam is not.
+  EXPECT_TRUE(Load({"actor_rollout_ref.actor.optim.optimizer=adam"}).ok());
+  EXPECT_THAT(Error({"critic.optim.optimizer=Adam"}), HasSubstr("cannot be Adam here"));
   EXPECT_THAT(Error({"critic.optim.zero_indexed_step=False"}), HasSubstr("counting from 1 is not offered"));
   EXPECT_THAT(Error({"actor_rollout_ref.actor.optim.override_optimizer_config={foreach: false}"}),
               HasSubstr("cannot be a map here"));
@@ -351,7 +355,12 @@ TEST(VerlInertKeyTable, EntriesAcceptTheirValuesAndNameTheirGroups) {
   EXPECT_TRUE(HasVerlInertKeysUnder("custom_reward_function"));
   EXPECT_FALSE(HasVerlInertKeysUnder("rollout.val_kwargs"));
   EXPECT_THAT(VerlInertKeysUnder("actor.optim"),
-              ElementsAre("optimizer", "optimizer_impl", "override_optimizer_config", "zero_indexed_step"));
+              ElementsAre("optimizer", "optimizer_impl", "override_optimizer_config",
+                          "use_checkpoint_opt_param_scheduler", "weight_decay_incr_style", "zero_indexed_step"));
+  const VerlInertKey* optimizer = FindVerlInertKey("actor.optim.optimizer");
+  ASSERT_NE(optimizer, nullptr);
+  EXPECT_TRUE(VerlInertKeyAccepts(*optimizer, "adam"));   // Megatron's
+  EXPECT_FALSE(VerlInertKeyAccepts(*optimizer, "Adam"));  // torch's: exact_case
   EXPECT_THAT(VerlInertKeysUnder("custom_reward_function"), ElementsAre("name", "path"));
 }
 
