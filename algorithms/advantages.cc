@@ -77,7 +77,7 @@ absl::StatusOr<at::Tensor> RowTensorLike(const at::Tensor& tensor, const std::st
 
 // Validated rewards, mask (rewards' dtype) and group ids of the outcome estimators.
 struct OutcomeInputs {
-  at::Tensor scores;  // [B] sum over T of rewards * mask
+  at::Tensor scores;  // [B] sum over T of rewards, unmasked (verl's token_level_rewards.sum(-1))
   at::Tensor mask;    // [B, T]
   at::Tensor index;   // [B] int64
 };
@@ -88,7 +88,7 @@ absl::StatusOr<OutcomeInputs> PrepareOutcome(const at::Tensor& rewards, const at
   OutcomeInputs out;
   ASSIGN_OR_RETURN(out.mask, TokenTensorLike(mask, "response_mask", rewards, false));
   ASSIGN_OR_RETURN(out.index, RowTensorLike(index, "index", rewards, false));
-  out.scores = (rewards * out.mask).sum(-1);
+  out.scores = rewards.sum(-1);
   return out;
 }
 

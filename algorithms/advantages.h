@@ -5,10 +5,12 @@
 // * token_level_rewards: [B, T] floating (float32 in practice). Results are [B, T] in
 //   its dtype and on its device; every other input is moved/converted to match.
 // * response_mask: [B, T], any dtype, 1 for response tokens and 0 for padding (or, in
-//   multi-turn data, tool/observation tokens). Masked tokens never influence the result
-//   at unmasked tokens: outcome scores are sum(token_level_rewards * response_mask) over
-//   T. (verl sums the rewards unmasked; its reward managers put no reward on masked
-//   tokens, where the two agree.)
+//   multi-turn data, tool/observation tokens). Outcome scores are the rows' rewards
+//   summed over T unmasked, as verl's are: a row's score counts in its group's statistics
+//   even when the row has no unmasked token (a sample over-sampling aborted, whose score
+//   verl's reward managers put in the last column). Advantages and returns are 0 at
+//   masked tokens, and the token-level estimators (gae, reinforce_plus_plus) ignore the
+//   rewards there.
 // * index: [B] int64 group ids, one per row: rows sampled from the same prompt share an
 //   id. verl groups by the `uid` strings of the batch; the controller maps each uid to an
 //   integer (any values, not necessarily dense or sorted) before calling here.

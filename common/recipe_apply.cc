@@ -56,10 +56,10 @@ std::string Describe(const YAML::Node& node) {
   }
 }
 
-// A value as verl_inert_keys.h's `entry` spells the ones it accepts.
-std::string InertValueText(const YAML::Node& value, const VerlInertKey& entry) {
+// A value as verl_inert_keys.h's entries spell the ones they accept.
+std::string InertValueText(const YAML::Node& value) {
   if (value.IsNull()) return "null";
-  if (value.IsScalar()) return entry.exact_case ? value.Scalar() : absl::AsciiStrToLower(value.Scalar());
+  if (value.IsScalar()) return absl::AsciiStrToLower(value.Scalar());
   if (value.IsMap()) return value.size() == 0 ? "{}" : "a map";
   return value.size() == 0 ? "[]" : "a list";
 }
@@ -199,7 +199,7 @@ absl::StatusOr<bool> LayerApplier::SkipVerlInertKey(const std::string& key, cons
     pending_->inert[key] = {value.Scalar(), Where(mark)};
     return true;
   }
-  const std::string text = InertValueText(value, *entry);
+  const std::string text = InertValueText(value);
   if (VerlInertKeyAccepts(*entry, text)) {
     ignored_verl_keys_->push_back(absl::StrCat("verl's '", key, "' ", Where(mark), " is ignored: ", entry->why));
     pending_->inert.erase(key);

@@ -282,7 +282,7 @@ absl::StatusOr<std::string> ReferenceResolver::ResolveInert(const std::string& k
   std::vector<std::string> chain = {key};
   ASSIGN_OR_RETURN(std::string value,
                    Lookup(pending.text.substr(2, pending.text.size() - 3), key, &chain));
-  if (!entry->exact_case) value = absl::AsciiStrToLower(value);
+  value = absl::AsciiStrToLower(value);
   if (!VerlInertKeyAccepts(*entry, value)) {
     return absl::InvalidArgumentError(absl::StrCat(
         "verl's '", key, "' ", pending.where, " cannot be ", value, " (", pending.text,

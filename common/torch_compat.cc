@@ -74,17 +74,22 @@ at::Tensor RmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps) {
   return weight * normed.to(x.scalar_type());
 }
 
-void AdamWStep(const std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
-               const std::vector<at::Tensor>& exp_avgs, const std::vector<at::Tensor>& exp_avg_sqs,
-               const std::vector<at::Tensor>& steps, double lr, double beta1, double beta2,
-               double eps, double weight_decay) {
+void AdamStep(const std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
+              const std::vector<at::Tensor>& exp_avgs, const std::vector<at::Tensor>& exp_avg_sqs,
+              const std::vector<at::Tensor>& steps, double lr, double beta1, double beta2, double eps,
+              double weight_decay, bool decoupled_weight_decay) {
   c10::NoGradGuard no_grad;
   if (params.empty()) return;
 #if TORCH_VERSION_MAJOR >= 2
   if (params.front().is_cuda()) {
     at::_foreach_add_(steps, 1);
-    at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr,
-                      beta1, beta2, weight_decay, eps, /*amsgrad=*/false, /*maximize=*/false);
+    if (decoupled_weight_decay) {
+      at::_fused_adamw_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr,
+                        beta1, beta2, weight_decay, eps, /*amsgrad=*/false, /*maximize=*/false);
+    } else {
+      at::_fused_adam_(params, grads, exp_avgs, exp_avg_sqs, /*max_exp_avg_sqs=*/{}, steps, lr,
+                       beta1, beta2, weight_decay, eps, /*amsgrad=*/false, /*maximize=*/false);
+    }
     return;
   }
 #endif
@@ -93,9 +98,14 @@ void AdamWStep(const std::vector<at::Tensor>& params, const std::vector<at::Tens
     const double step = steps[i].item<double>();
     const double bias_correction1 = 1.0 - std::pow(beta1, step);
     const double bias_correction2 = 1.0 - std::pow(beta2, step);
-    params[i].mul_(1.0 - lr * weight_decay);
-    exp_avgs[i].lerp_(grads[i], 1.0 - beta1);
-    exp_avg_sqs[i].mul_(beta2).addcmul_(grads[i], grads[i], 1.0 - beta2);
+    at::Tensor grad = grads[i];
+    if (decoupled_weight_decay) {
+      params[i].mul_(1.0 - lr * weight_decay);
+    } else if (weight_decay != 0) {
+      grad = grad.add(params[i], weight_decay);
+    }
+    exp_avgs[i].lerp_(grad, 1.0 - beta1);
+    exp_avg_sqs[i].mul_(beta2).addcmul_(grad, grad, 1.0 - beta2);
     const at::Tensor denom = (exp_avg_sqs[i].sqrt() / std::sqrt(bias_correction2)).add_(eps);
     params[i].addcdiv_(exp_avgs[i], denom, -lr / bias_correction1);
   }

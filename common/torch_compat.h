@@ -31,15 +31,17 @@ at::Tensor ScaledDotProductAttention(const at::Tensor& q, const at::Tensor& k,
 // the weight before the final cast, a rounding difference far below bf16 noise).
 at::Tensor RmsNorm(const at::Tensor& x, const at::Tensor& weight, double eps);
 
-// One AdamW step (decoupled weight decay, bias correction) over every tensor in
-// `params` with its gradient and state, in place. `steps` are float32 scalar tensors
-// (one per parameter, on its device) counting steps taken; they are incremented here.
-// 2.x on CUDA: PyTorch's fused multi-tensor kernel; otherwise a per-tensor loop with
-// the same arithmetic.
-void AdamWStep(const std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
-               const std::vector<at::Tensor>& exp_avgs, const std::vector<at::Tensor>& exp_avg_sqs,
-               const std::vector<at::Tensor>& steps, double lr, double beta1, double beta2,
-               double eps, double weight_decay);
+// One Adam step with bias correction over every tensor in `params` with its gradient
+// and state, in place: weight decay decoupled from the gradient (torch.optim.AdamW) or,
+// with `decoupled_weight_decay` false, weight_decay x param added to the gradient
+// before the moments (torch.optim.Adam; the gradients themselves are left as they are).
+// `steps` are float32 scalar tensors (one per parameter, on its device) counting steps
+// taken; they are incremented here. 2.x on CUDA: PyTorch's fused multi-tensor kernels;
+// otherwise a per-tensor loop with the same arithmetic.
+void AdamStep(const std::vector<at::Tensor>& params, const std::vector<at::Tensor>& grads,
+              const std::vector<at::Tensor>& exp_avgs, const std::vector<at::Tensor>& exp_avg_sqs,
+              const std::vector<at::Tensor>& steps, double lr, double beta1, double beta2, double eps,
+              double weight_decay, bool decoupled_weight_decay);
 
 // Causal attention over packed segments of different lengths: q [Nq, Hq, D], k/v
 // [Nk, Hkv, D] (Hq a multiple of Hkv); segment s has queries [q_offsets[s],

@@ -10,16 +10,16 @@ namespace {
 const char kWholeModels[] = "workers here train and run whole models, one per device";
 const char kSameResults[] = "an efficiency switch; results do not depend on it";
 const char kProfiler[] = "verl's profilers (Nsight Systems, torch) of its workers; traces here come from the benchmarks (bench/README.md)";
-const char kAdamW[] =
-    "verl's optimizer class (Megatron's adam decays weights as AdamW does); the optimizer here is this project's AdamW "
-    "(optim.lr, betas, eps, weight_decay)";
 const char kWeightDecayRamp[] =
     "Megatron's weight-decay ramp, which verl starts and ends at optim.weight_decay, so every style keeps that value";
 const char kScheduleFromRecipe[] =
     "whether a resumed Megatron run takes its schedule's settings from the checkpoint; a resumed run here takes "
     "them from the recipe, as verl's default (false) does";
-const char kAdamWImpl[] = "the Python module verl imports its optimizer from; AdamW here is this project's own";
-const char kAdamWKwargs[] = "extra keyword arguments for verl's optimizer class; AdamW here takes optim.lr, betas, eps and weight_decay";
+const char kAdamWImpl[] =
+    "the Python module verl imports its optimizer from; AdamW and Adam (optim.optimizer) here are this project's own";
+const char kAdamWKwargs[] =
+    "extra keyword arguments for verl's optimizer class; the optimizers here take optim.lr, betas, eps and "
+    "weight_decay";
 const char kRewardModelPool[] =
     "verl's own pool for the reward model; here the reward model runs on the pool placement.reward_model names "
     "(resource_pools)";
@@ -31,6 +31,18 @@ const char kNoDropout[] =
 const char kPositionLimit[] =
     "the position limit in the model's HF config, which verl's long-response recipes raise; positions here are not "
     "bounded by it (rotary embeddings are computed for any position), and exported checkpoints keep the model's value";
+const char kMixtureOfExperts[] =
+    "replaying a mixture-of-experts router's choices; mixture-of-experts models are not implemented";
+const char kQat[] = "a setting of quantization-aware training (actor.qat.enable), which is not implemented";
+const char kMtp[] =
+    "a setting of multi-token prediction layers (actor_rollout_ref.model.mtp.enable), which are not implemented";
+const char kTiledMlp[] = "computing the MLP in tiles to save memory; results do not depend on it";
+const char kMbridge[] =
+    "Megatron Bridge's settings for verl's Megatron checkpoints; checkpoints here are this project's";
+const char kRewardServer[] =
+    "the inference server (vLLM, SGLang) verl runs its reward model on; the reward model here runs in a worker "
+    "(reward_model.*)";
+const char kSandboxFusion[] = "a setting of Sandbox Fusion (reward_model.sandbox_fusion.url), which is not implemented";
 const char kZeroIndexed[] = "the schedule here counts the first update as step 0, verl's default; counting from 1 is not offered";
 
 const std::vector<VerlInertKey>& Table() {
@@ -46,7 +58,6 @@ const std::vector<VerlInertKey>& Table() {
       {"actor.model.use_fused_kernels", {}, "verl's fused log-prob kernels; this project's own kernels serve every pass"},
       {"actor.model.use_shm", {}, "copying the model files through /dev/shm before loading them"},
       {"actor.model.use_liger", {}, absl::StrCat("Liger's fused Triton kernels, ", kSameResults)},
-      {"actor.optim.optimizer", {"AdamW", "adamw", "adam"}, kAdamW, /*exact_case=*/true},
       {"actor.optim.weight_decay_incr_style", {"constant", "linear", "cosine"}, kWeightDecayRamp},
       {"actor.optim.use_checkpoint_opt_param_scheduler", {"false"}, kScheduleFromRecipe},
       {"actor.optim.optimizer_impl", {"torch.optim"}, kAdamWImpl},
@@ -62,6 +73,42 @@ const std::vector<VerlInertKey>& Table() {
       {"actor.model.hf_config_path", {"null"}, "a separate HF config directory; config.json is read from actor.model.path"},
       {"actor.model.enable_activation_offload", {"false"}, "offloading activations to the CPU is not implemented"},
       {"actor.model.fused_kernel_options", {}, "options of verl's fused kernels (actor.model.use_fused_kernels)"},
+      {"actor.model.tiled_mlp", {}, kTiledMlp},
+      {"actor.model.lora_adapter_path", {"null"},
+       "starting LoRA from a trained adapter is not implemented; adapters start as PEFT initialises them"},
+      {"actor.model.mtp.enable", {"false"}, "multi-token prediction layers are not implemented"},
+      {"actor.model.mtp.enable_train", {}, kMtp},
+      {"actor.model.mtp.enable_rollout", {}, kMtp},
+      {"actor.model.mtp.detach_encoder", {}, kMtp},
+      {"actor.model.mtp.mtp_loss_scaling_factor", {}, kMtp},
+      {"actor.model.mtp.speculative_algorithm", {}, kMtp},
+      {"actor.model.mtp.speculative_num_steps", {}, kMtp},
+      {"actor.model.mtp.speculative_eagle_topk", {}, kMtp},
+      {"actor.model.mtp.speculative_num_draft_tokens", {}, kMtp},
+      {"actor.model.mtp.method", {}, kMtp},
+      {"actor.model.mtp.num_speculative_tokens", {}, kMtp},
+      {"actor.rollout_n", {}, "verl's copy of rollout.n, which the actor here reads itself"},
+      {"actor.calculate_entropy", {},
+       "whether verl computes the entropy when entropy_coeff is 0; the actor here always computes it with the "
+       "log-probs (actor/entropy)"},
+      {"actor.use_prefix_grouper", {},
+       absl::StrCat("verl's forward that runs a group's shared prompt once, as the scoring passes here always do; ",
+                    kSameResults)},
+      {"actor.router_replay.mode", {"disabled"}, kMixtureOfExperts},
+      {"actor.router_replay.record_file", {"null"}, kMixtureOfExperts},
+      {"actor.router_replay.replay_file", {"null"}, kMixtureOfExperts},
+      {"actor.calculate_sum_pi_squared", {"false"},
+       "the per-token sum of squared probabilities that verl's optimal-token-baseline estimator reads, which is not "
+       "implemented"},
+      {"actor.sum_pi_squared_checkpointing", {},
+       "recomputation in verl's sum of squared probabilities (actor.calculate_sum_pi_squared)"},
+      {"actor.qat.enable", {"false"}, "quantization-aware training is not implemented"},
+      {"actor.qat.mode", {}, kQat},
+      {"actor.qat.group_size", {}, kQat},
+      {"actor.qat.ignore_patterns", {}, kQat},
+      {"actor.qat.activation_observer", {}, kQat},
+      {"actor.qat.quantization_config_path", {}, kQat},
+      {"actor.checkpoint.mbridge_config", {}, kMbridge},
       {"actor.megatron", {},
        absl::StrCat("Megatron's model, pipeline and context parallelism and offloading; ", kWholeModels)},
       {"actor.load_weight", {"true"},
@@ -73,7 +120,12 @@ const std::vector<VerlInertKey>& Table() {
       {"ref.model", {"null"}, "a reference model of its own is not implemented; the reference is actor.model's initial weights"},
       {"ref.entropy_from_logits_with_chunking", {}, absl::StrCat("memory use of verl's entropy; ", kSameResults)},
       {"ref.entropy_checkpointing", {}, absl::StrCat("recomputation in verl's entropy backward; ", kSameResults)},
-      {"critic.optim.optimizer", {"AdamW", "adamw", "adam"}, kAdamW, /*exact_case=*/true},
+      {"ref.rollout_n", {}, "verl's copy of rollout.n, which the reference here reads itself"},
+      {"ref.router_replay.mode", {"disabled"}, kMixtureOfExperts},
+      {"ref.router_replay.record_file", {"null"}, kMixtureOfExperts},
+      {"ref.router_replay.replay_file", {"null"}, kMixtureOfExperts},
+      {"critic.checkpoint.mbridge_config", {}, kMbridge},
+      {"critic.model.tiled_mlp", {}, kTiledMlp},
       {"critic.optim.weight_decay_incr_style", {"constant", "linear", "cosine"}, kWeightDecayRamp},
       {"critic.optim.use_checkpoint_opt_param_scheduler", {"false"}, kScheduleFromRecipe},
       {"critic.optim.optimizer_impl", {"torch.optim"}, kAdamWImpl},
@@ -125,6 +177,27 @@ const std::vector<VerlInertKey>& Table() {
        "how verl serves its inference engine (async, its default: a server its agent loop calls; sync, deprecated: "
        "batch inference); the engine here generates in the rollout worker, the same responses for single-turn prompts"},
       {"rollout.tensor_model_parallel_size", {"1"}, "tensor parallelism is not implemented; each rollout worker holds a whole model"},
+      {"rollout.pipeline_model_parallel_size", {"1"},
+       "pipeline parallelism is not implemented; each rollout worker holds a whole model"},
+      {"rollout.logprobs_mode", {"processed_logprobs"},
+       "which log-probs vLLM returns with each token; the engine here returns the sampled token's under the "
+       "temperature (before top-k/top-p), what processed_logprobs gives"},
+      {"rollout.scheduling_policy", {"fcfs"},
+       "vLLM's scheduling order; the engine here schedules first come, first served"},
+      {"rollout.checkpoint_engine", {},
+       "how verl sends updated weights to its inference server; the rollout here gets them as placement.* places it "
+       "(shared in one process, else NCCL or gRPC)"},
+      {"rollout.trace.max_samples_per_step_per_worker", {}, "a limit of traced rollouts (rollout.trace.backend)"},
+      {"rollout.enable_rollout_routing_replay", {"false"}, kMixtureOfExperts},
+      {"rollout.prometheus", {}, "vLLM's Prometheus metrics server"},
+      {"rollout.quantization", {"null"},
+       "quantized inference is not implemented; the engine here runs the model's dtype"},
+      {"rollout.quantization_config_file", {"null"},
+       "quantized inference is not implemented; the engine here runs the model's dtype"},
+      {"rollout.mtp", {}, "verl's copy of actor_rollout_ref.model.mtp for its inference server"},
+      {"rollout.qat", {}, "verl's copy of actor.qat for its inference server"},
+      {"rollout.multi_turn.num_repeat_rollouts", {"null"},
+       "repeating each multi-turn rollout; rollout.n samples each prompt that many times"},
       {"rollout.free_cache_engine", {}, "vLLM's sleep mode between rollouts"},
       {"rollout.load_format", {}, "how vLLM loads its first weights; the engine here starts from the actor's"},
       {"rollout.disable_log_stats", {}, "vLLM's statistics logging"},
@@ -157,7 +230,7 @@ const std::vector<VerlInertKey>& Table() {
       {"rollout.agent.custom_async_server.name", {"null"}, "a Python inference server of your own in place of vLLM's"},
       {"rollout.profiler", {}, kProfiler},
       // Rewards: verl's reward model and Python reward functions.
-      {"reward_model.reward_manager", {"naive", "dapo"},
+      {"reward_model.reward_manager", {"naive", "dapo", "null"},
        "verl's naive manager (one score per response) is what reward.* runs, and its dapo manager that with "
        "reward.overlong_buffer (reward_model.overlong_buffer); its prime and batch managers have no counterpart here"},
       {"reward_model.overlong_buffer.log", {},
@@ -166,7 +239,43 @@ const std::vector<VerlInertKey>& Table() {
       {"reward_model.reward_kwargs.overlong_buffer_cfg.log", {},
        "whether verl's DAPO manager returns its overlong penalty as extra info; reward/overlong_penalty/mean and "
        "reward/overlong_fraction are always logged here"},
-      {"reward_model.enable_resource_pool", {"false"}, kRewardModelPool},
+      {"reward_model.enable_resource_pool", {"false", "null"}, kRewardModelPool},
+      {"reward_model.reward_loop_source", {"null"},
+       "where verl's reward loop class comes from; a Python class of your own cannot be loaded"},
+      {"reward_model.reward_loop_module_path", {"null"}, "a Python reward loop class of your own cannot be loaded"},
+      {"reward_model.reward_loop_class_name", {"null"}, "a Python reward loop class of your own cannot be loaded"},
+      {"reward_model.rollout", {}, kRewardServer},
+      {"reward.max_concurrency_per_worker", {},
+       "how many rewards each of verl's reward workers computes at once; each of reward.num_workers threads or "
+       "processes here computes one at a time"},
+      {"reward.custom_reward_function.path", {"null"},
+       "Python reward functions cannot be loaded; use a built-in (reward.name) or a C++ plug-in (reward.plugin)"},
+      {"reward.custom_reward_function.name", {}, "the function in reward.custom_reward_function.path"},
+      {"reward.reward_manager.source", {"register"},
+       "where verl finds its reward manager: registered (naive, dapo) or a Python module of your own, which cannot be "
+       "loaded"},
+      {"reward.reward_manager.name", {"naive", "dapo"},
+       "verl's naive manager (one score per response) is what reward.* runs, and its dapo manager that with "
+       "reward.overlong_buffer; its prime and batch managers have no counterpart here"},
+      {"reward.reward_manager.module.path", {"null"}, "a Python reward manager of your own cannot be loaded"},
+      {"reward.reward_manager.module.name", {}, "the class in reward.reward_manager.module.path"},
+      {"reward.reward_model.enable_resource_pool", {"false"}, kRewardModelPool},
+      {"reward.reward_model.n_gpus_per_node", {}, kRewardModelPool},
+      {"reward.reward_model.nnodes", {}, kRewardModelPool},
+      {"reward.reward_model.rollout", {}, kRewardServer},
+      {"reward.sandbox_fusion.url", {"null"}, "verl's Sandbox Fusion service for code rewards is not implemented"},
+      {"reward.sandbox_fusion.max_concurrent", {}, kSandboxFusion},
+      {"reward.sandbox_fusion.memory_limit_mb", {}, kSandboxFusion},
+      {"sandbox_fusion.url", {"null"}, "verl's Sandbox Fusion service for code rewards is not implemented"},
+      {"sandbox_fusion.max_concurrent", {}, kSandboxFusion},
+      {"sandbox_fusion.memory_limit_mb", {}, kSandboxFusion},
+      {"algorithm.rollout_correction.loss_type", {"ppo_clip"},
+       "verl 0.7's loss in bypass mode: ppo_clip, PPO's clipped loss anchored at the rollout's log-probs, is what "
+       "bypass_mode trains with here; for the plain policy-gradient loss set "
+       "algorithm.rollout_correction.use_policy_gradient=true"},
+      {"transfer_queue.enable", {"false"},
+       "verl's TransferQueue, a data service between its trainer and workers; batches here travel in the workers' "
+       "calls"},
       {"reward_model.n_gpus_per_node", {}, kRewardModelPool},
       {"reward_model.nnodes", {}, kRewardModelPool},
       {"reward_model.strategy", {}, absl::StrCat("verl's backend for the reward model; ", kWholeModels)},
@@ -181,8 +290,8 @@ const std::vector<VerlInertKey>& Table() {
       {"reward_model.profiler", {}, kProfiler},
       {"reward_model.launch_reward_fn_async", {}, "computing verl's Python rewards during the old-log-prob pass; rewards here run in their own threads or processes (reward.isolation)"},
       {"reward_model.sandbox_fusion.url", {"null"}, "verl's Sandbox Fusion service for code rewards is not implemented"},
-      {"reward_model.sandbox_fusion.max_concurrent", {}, "a setting of Sandbox Fusion (reward_model.sandbox_fusion.url), which is not implemented"},
-      {"reward_model.sandbox_fusion.memory_limit_mb", {}, "a setting of Sandbox Fusion (reward_model.sandbox_fusion.url), which is not implemented"},
+      {"reward_model.sandbox_fusion.max_concurrent", {}, kSandboxFusion},
+      {"reward_model.sandbox_fusion.memory_limit_mb", {}, kSandboxFusion},
       {"custom_reward_function.path", {"null"},
        "Python reward functions cannot be loaded; use a built-in (reward.name) or a C++ plug-in (reward.plugin)"},
       {"custom_reward_function.name", {}, "the function in custom_reward_function.path"},
@@ -206,6 +315,7 @@ const std::vector<VerlInertKey>& Table() {
       {"data.dataloader_num_workers", {}, "PyTorch DataLoader processes; the controller here reads JSON lines itself"},
       {"data.filter_overlong_prompts_workers", {}, "processes for verl's filter; data.filter_overlong_prompts runs here without"},
       {"data.image_key", {}, "the column of images; multimodal prompts are not implemented"},
+      {"data.image_patch_size", {}, "the patch size of images in prompts; multimodal prompts are not implemented"},
       {"data.video_key", {}, "the column of videos; multimodal prompts are not implemented"},
       {"data.trust_remote_code", {}, "the tokenizers here are built in; no code from a model directory runs"},
       // verl's SFT trainer.

@@ -20,9 +20,6 @@ struct VerlInertKey {
   // accepts any value.
   std::vector<std::string> accepted;
   std::string why;  // what the key does in verl and why it means nothing here
-  // Values compared as written, not lower-cased: optim.optimizer's "adam" is Megatron's
-  // (AdamW's decoupled weight decay), "Adam" torch's (weight decay added to the gradient).
-  bool exact_case = false;
 };
 
 // The entry for canonical `key`, or nullptr.
@@ -35,9 +32,8 @@ bool HasVerlInertKeysUnder(const std::string& key);
 // The names of the entries directly below `key`, sorted (for unknown-key messages).
 std::vector<std::string> VerlInertKeysUnder(const std::string& key);
 
-// Whether `value` (YAML text, lower-cased unless the entry is exact_case, as
-// VerlInertKey::accepted holds it) is one the entry accepts; numbers by value ("0." is
-// "0").
+// Whether `value` (lower-case YAML text, as VerlInertKey::accepted holds it) is one the
+// entry accepts; numbers by value ("0." is "0").
 bool VerlInertKeyAccepts(const VerlInertKey& entry, const std::string& value);
 
 }  // namespace rollout::config

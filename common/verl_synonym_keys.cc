@@ -35,6 +35,9 @@ const std::vector<VerlSynonymKey>& Table() {
       // data.max_response_length sets here.
       {"rollout.prompt_length", "data.max_prompt_length"},
       {"rollout.response_length", "data.max_response_length"},
+      // verl's dataset copies the multi-turn rollout's tools (to filter overlong prompts
+      // with their schemas).
+      {"data.tool_config_path", "rollout.multi_turn.tool_config_path"},
       // verl's earlier spelling of rollout.skip.
       {"rollout.skip_rollout", "rollout.skip.enable"},
       {"rollout.skip_dump_dir", "rollout.skip.dump_dir"},
@@ -48,6 +51,12 @@ const std::vector<VerlSynonymKey>& Table() {
       {"reward_model.reward_kwargs.overlong_buffer_cfg.len", "reward.overlong_buffer.len"},
       {"reward_model.reward_kwargs.overlong_buffer_cfg.penalty_factor", "reward.overlong_buffer.penalty_factor"},
       {"reward_model.reward_kwargs.max_resp_len", "data.max_response_length"},
+      // verl 0.7 moved its reward settings to a top-level `reward` section: the reward
+      // model's switch and weights there, and its reward workers' count (kept at the old
+      // place as a null placeholder), are these.
+      {"reward.reward_model.enable", "reward_model.enable"},
+      {"reward.reward_model.model_path", "reward_model.model.path"},
+      {"reward_model.num_workers", "reward.num_workers"},
   };
   return *table;
 }

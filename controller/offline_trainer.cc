@@ -27,22 +27,25 @@ int64_t RowCount(const std::map<std::string, std::vector<std::string>>& columns)
 }  // namespace
 
 absl::StatusOr<OfflineTrainer::Columns> OfflineTrainer::Load(const std::vector<std::string>& files,
-                                                             const std::string& which) const {
+                                                             const std::string& which, int64_t max_samples) const {
   const DatasetOptions options = DatasetOptionsFrom(recipe_.data());
   Columns columns;
   if (recipe_.trainer().mode() == "sft") {
-    ASSIGN_OR_RETURN(const Dataset<SftExample> data, recipe_.data().multiturn().enable()
-                                                         ? LoadConversationDataset(files, options)
-                                                         : LoadSftDataset(files, options));
+    ASSIGN_OR_RETURN(Dataset<SftExample> data, recipe_.data().multiturn().enable()
+                                                   ? LoadConversationDataset(files, options)
+                                                   : LoadSftDataset(files, options));
+    LogSkippedRows(data, which);
+    CapRows(max_samples, recipe_.data(), which, &data);
     for (const SftExample& example : data.examples) {
       columns["prompt"].push_back(example.prompt.content);
       columns["prompt_format"].push_back(FormatName(example.prompt));
       columns["response"].push_back(example.response.content);
       columns["response_format"].push_back(FormatName(example.response));
     }
-    LogSkippedRows(data, which);
   } else {
-    ASSIGN_OR_RETURN(const Dataset<PreferenceExample> data, LoadPreferenceDataset(files, options));
+    ASSIGN_OR_RETURN(Dataset<PreferenceExample> data, LoadPreferenceDataset(files, options));
+    LogSkippedRows(data, which);
+    CapRows(max_samples, recipe_.data(), which, &data);
     for (const PreferenceExample& example : data.examples) {
       columns["prompt"].push_back(example.prompt.content);
       columns["prompt_format"].push_back(FormatName(example.prompt));
@@ -50,7 +53,6 @@ absl::StatusOr<OfflineTrainer::Columns> OfflineTrainer::Load(const std::vector<s
       columns["rejected"].push_back(example.rejected.content);
       columns["response_format"].push_back(FormatName(example.chosen));
     }
-    LogSkippedRows(data, which);
   }
   return columns;
 }
@@ -81,6 +83,9 @@ config::Recipe SftWarmStartRecipe(const config::Recipe& recipe) {
   sft.mutable_trainer()->set_test_freq(warm.test_freq());
   *sft.mutable_data()->mutable_train_files() = warm.train_files();
   *sft.mutable_data()->mutable_val_files() = warm.val_files();
+  // data.*_max_samples cap the PPO recipe's own files, not these.
+  sft.mutable_data()->clear_train_max_samples();
+  sft.mutable_data()->clear_val_max_samples();
   sft.mutable_data()->set_train_batch_size(warm.train_batch_size());
   *sft.mutable_actor()->mutable_optim() = warm.optim();
   return sft;
@@ -109,9 +114,11 @@ absl::StatusOr<std::unique_ptr<OfflineTrainer>> OfflineTrainer::Prepare(const co
   std::unique_ptr<OfflineTrainer> trainer(new OfflineTrainer(recipe, policy));
   trainer->update_method_ = mode == "sft" ? "actor.sft_update" : "actor.dpo_update";
   trainer->eval_method_ = mode == "sft" ? "actor.sft_loss" : "actor.dpo_eval";
-  ASSIGN_OR_RETURN(trainer->train_, trainer->Load(Files(recipe.data().train_files()), "training"));
+  ASSIGN_OR_RETURN(trainer->train_,
+                   trainer->Load(Files(recipe.data().train_files()), "training", recipe.data().train_max_samples()));
   if (recipe.data().val_files_size() > 0) {
-    ASSIGN_OR_RETURN(trainer->val_, trainer->Load(Files(recipe.data().val_files()), "validation"));
+    ASSIGN_OR_RETURN(trainer->val_,
+                     trainer->Load(Files(recipe.data().val_files()), "validation", recipe.data().val_max_samples()));
   }
   DataLoaderOptions loader;
   loader.batch_size = recipe.data().train_batch_size();

@@ -27,8 +27,9 @@
 
 namespace rollout::controller {
 
-// The SFT recipe a PPO recipe's sft_warm_start describes: trainer.mode sft, its files,
-// batch size, steps, test_freq and optimizer; experiment `<experiment_name>_sft_warm_start`.
+// The SFT recipe a PPO recipe's sft_warm_start describes: trainer.mode sft, its files
+// (every row: data.*_max_samples unset), batch size, steps, test_freq and optimizer;
+// experiment `<experiment_name>_sft_warm_start`.
 config::Recipe SftWarmStartRecipe(const config::Recipe& recipe);
 
 class OfflineTrainer {
@@ -64,8 +65,10 @@ class OfflineTrainer {
   // Loads the data and plans the steps; initialises no worker.
   static absl::StatusOr<std::unique_ptr<OfflineTrainer>> Prepare(const config::Recipe& recipe,
                                                                  WorkerGroup* policy);
-  // `which` ("training", "validation") names the set when bad rows were skipped.
-  absl::StatusOr<Columns> Load(const std::vector<std::string>& files, const std::string& which) const;
+  // `which` ("training", "validation") names the set when bad rows were skipped or
+  // rows were capped; `max_samples` is the set's data.*_max_samples.
+  absl::StatusOr<Columns> Load(const std::vector<std::string>& files, const std::string& which,
+                               int64_t max_samples) const;
   absl::StatusOr<Batch> Rows(const Columns& data, const std::vector<int64_t>& indices) const;
 
   // One training step (global_step_ + 1): its metrics.

@@ -58,14 +58,19 @@ absl::StatusOr<at::Tensor> TokenLevelScores(const std::vector<double>& scores,
   const at::Tensor counted = response_mask.to(at::kLong).contiguous();
   auto out = token_scores.accessor<float, 2>();
   auto mask = counted.accessor<int64_t, 2>();
+  const int64_t width = counted.size(1);
+  if (width == 0) return token_scores;
   for (int64_t row = 0; row < rows; ++row) {
-    // The last counted token (a multi-turn response's tool turns are not counted).
-    for (int64_t t = counted.size(1) - 1; t >= 0; --t) {
+    // The last counted token (a multi-turn response's tool turns are not counted); a
+    // response with none, the last column (verl's index valid_response_length - 1 = -1).
+    int64_t last = width - 1;
+    for (int64_t t = width - 1; t >= 0; --t) {
       if (mask[row][t] != 0) {
-        out[row][t] = static_cast<float>(scores[static_cast<size_t>(row)]);
+        last = t;
         break;
       }
     }
+    out[row][last] = static_cast<float>(scores[static_cast<size_t>(row)]);
   }
   return token_scores;
 }

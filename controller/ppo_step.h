@@ -21,8 +21,10 @@ namespace rollout::controller {
 at::Tensor GroupIds(const std::vector<std::string>& uids);
 
 // token_level_scores [N, R] float32: each row's score at its last counted token (response_mask; verl's
-// reward managers), zeros elsewhere. InvalidArgument when the counts differ; a row with
-// no response token keeps its score nowhere (all zeros).
+// reward managers), zeros elsewhere. A row with no counted token (a sample over-sampling
+// aborted) has its score in the last column, where verl's index -1 puts it, so that the
+// outcome estimators and critic/score count it as verl's do. InvalidArgument when the
+// counts differ; with R = 0 the scores are nowhere.
 absl::StatusOr<at::Tensor> TokenLevelScores(const std::vector<double>& scores,
                                             const at::Tensor& response_mask);
 

@@ -129,9 +129,11 @@ absl::StatusOr<std::unique_ptr<PpoTrainer>> PpoTrainer::Create(const PpoTrainerS
   options.single_turn_by_default = recipe.rollout().agent().default_agent_loop() == "single_turn_agent";
   ASSIGN_OR_RETURN(trainer->train_, LoadPromptDataset(Files(recipe.data().train_files()), options));
   LogSkippedRows(trainer->train_, "training");
+  CapRows(recipe.data().train_max_samples(), recipe.data(), "training", &trainer->train_);
   if (recipe.data().val_files_size() > 0) {
     ASSIGN_OR_RETURN(trainer->val_, LoadPromptDataset(Files(recipe.data().val_files()), options));
     LogSkippedRows(trainer->val_, "validation");
+    CapRows(recipe.data().val_max_samples(), recipe.data(), "validation", &trainer->val_);
   }
   if (recipe.data().filter_overlong_prompts()) {
     const int64_t max_length = recipe.data().max_prompt_length();

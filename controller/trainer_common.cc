@@ -1,7 +1,11 @@
 #include "controller/trainer_common.h"
 
+#include <algorithm>
+#include <numeric>
+
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
+#include "common/mix_bits.h"
 
 namespace rollout::controller {
 
@@ -30,6 +34,28 @@ void LogSkippedRows(int64_t skipped_rows, const std::string& first_skipped, cons
   if (skipped_rows == 0) return;
   ROLLOUT_LOG(WARNING) << "skipped " << skipped_rows << " bad " << which
                        << " rows (data.skip_bad_rows); the first: " << first_skipped;
+}
+
+std::vector<size_t> CappedRows(size_t rows, int64_t max_samples, const config::DataConfig& data) {
+  const size_t keep = max_samples <= 0 ? rows : std::min(rows, static_cast<size_t>(max_samples));
+  std::vector<size_t> kept(rows);
+  std::iota(kept.begin(), kept.end(), size_t{0});
+  if (keep == rows || !data.shuffle()) {
+    kept.resize(keep);
+    return kept;
+  }
+  const uint64_t seed = MixBits(static_cast<uint64_t>(data.seed()));
+  const auto rank = [seed](size_t row) { return MixBits(seed + kGoldenGamma * (static_cast<uint64_t>(row) + 1)); };
+  std::nth_element(kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(keep), kept.end(),
+                   [&rank](size_t a, size_t b) { return rank(a) < rank(b); });
+  kept.resize(keep);
+  std::sort(kept.begin(), kept.end());
+  return kept;
+}
+
+void LogCappedRows(size_t kept, size_t rows, const std::string& which) {
+  ROLLOUT_LOG(INFO) << "kept " << kept << " of the " << rows << " " << which
+                    << " rows (data.train_max_samples / val_max_samples)";
 }
 
 int64_t TotalTrainingSteps(const config::TrainerConfig& trainer, int64_t steps_per_epoch) {

@@ -3,8 +3,10 @@
 // initialisation.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
@@ -24,6 +26,28 @@ void LogSkippedRows(int64_t skipped_rows, const std::string& first_skipped, cons
 template <typename Example>
 void LogSkippedRows(const Dataset<Example>& dataset, const std::string& which) {
   LogSkippedRows(dataset.skipped_rows, dataset.first_skipped, which);
+}
+
+// verl's data.train_max_samples / val_max_samples (`max_samples`) over `rows` rows read:
+// the indices of the rows kept, in file order. All of them when max_samples <= 0 or not
+// below `rows`; else the first max_samples, or with data.shuffle a choice of that many
+// without repeats, seeded by data.seed (each row ranked by a hash of the seed and its
+// index), the same rows on every run.
+std::vector<size_t> CappedRows(size_t rows, int64_t max_samples, const config::DataConfig& data);
+
+// Keeps the examples CappedRows chooses, logging how many of how many the `which`
+// ("training", "validation") set keeps when it drops any.
+void LogCappedRows(size_t kept, size_t rows, const std::string& which);
+template <typename Example>
+void CapRows(int64_t max_samples, const config::DataConfig& data, const std::string& which,
+             Dataset<Example>* dataset) {
+  const std::vector<size_t> kept = CappedRows(dataset->examples.size(), max_samples, data);
+  if (kept.size() == dataset->examples.size()) return;
+  std::vector<Example> examples;
+  examples.reserve(kept.size());
+  for (const size_t row : kept) examples.push_back(std::move(dataset->examples[row]));
+  LogCappedRows(kept.size(), dataset->examples.size(), which);
+  dataset->examples = std::move(examples);
 }
 
 // trainer.total_training_steps when set, else total_epochs x steps_per_epoch (verl's rule).

@@ -28,8 +28,8 @@ void AdamW::Step() {
     exp_avg_sqs.push_back(state.exp_avg_sq);
     steps.push_back(state.step);
   }
-  compat::AdamWStep(params, grads, exp_avgs, exp_avg_sqs, steps, options_.lr, options_.beta1,
-                    options_.beta2, options_.eps, options_.weight_decay);
+  compat::AdamStep(params, grads, exp_avgs, exp_avg_sqs, steps, options_.lr, options_.beta1, options_.beta2,
+                   options_.eps, options_.weight_decay, options_.decoupled_weight_decay);
 }
 
 void AdamW::ZeroGrad() {

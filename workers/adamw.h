@@ -1,7 +1,9 @@
 // AdamW over a model's trainable tensors (torch.optim.AdamW semantics: decoupled
-// weight decay, bias correction; optimizer state in each parameter's dtype and device).
-// Only parameters with a gradient are stepped; state is created on a parameter's
-// first step.
+// weight decay, bias correction; optimizer state in each parameter's dtype and device),
+// or torch.optim.Adam's (weight decay as an L2 term in the gradient) with
+// decoupled_weight_decay false: optim.optimizer's AdamW and Adam. Only parameters with a
+// gradient are stepped; state is created on a parameter's first step. The state is
+// the same for both, so a checkpoint of one resumes with the other.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -18,6 +20,8 @@ struct AdamWOptions {
   double beta2 = 0.999;
   double eps = 1e-8;
   double weight_decay = 0.01;
+  // false: torch.optim.Adam's weight decay (weight_decay x param added to the gradient).
+  bool decoupled_weight_decay = true;
 };
 
 class AdamW {

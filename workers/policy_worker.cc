@@ -77,6 +77,7 @@ algorithms::RolloutPolicyGradientOptions RolloutPolicyGradientOf(const config::R
     rejection.veto_threshold = correction.rollout_token_veto_threshold();
   }
   options.loss_agg_mode = actor.loss_agg_mode();
+  if (actor.has_loss_scale_factor()) options.loss_scale_factor = actor.loss_scale_factor();
   return options;
 }
 
@@ -236,6 +237,7 @@ absl::Status PolicyWorker::CreateActor() {
   options.policy_loss.tau_pos = actor.tau_pos();
   options.policy_loss.tau_neg = actor.tau_neg();
   options.policy_loss.loss_agg_mode = actor.loss_agg_mode();
+  if (actor.has_loss_scale_factor()) options.policy_loss.loss_scale_factor = actor.loss_scale_factor();
   options.entropy_coeff = actor.entropy_coeff();
   options.use_kl_loss = actor.use_kl_loss();
   options.kl_loss_coef = actor.kl_loss_coef();

@@ -22,6 +22,8 @@ AdamWOptions AdamWFrom(const config::OptimConfig& optim) {
   }
   adamw.eps = optim.eps();
   adamw.weight_decay = optim.weight_decay();
+  // torch's Adam; AdamW, and Megatron's adam, decouple the decay.
+  adamw.decoupled_weight_decay = optim.optimizer() != "Adam";
   return adamw;
 }
 

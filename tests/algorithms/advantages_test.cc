@@ -101,6 +101,17 @@ TEST(GrpoAdvantage, HandComputedGroups) {
   ExpectClose(grpo.returns, grpo.advantages);
 }
 
+// A sample over-sampling aborted has no response token; verl's reward manager puts its
+// score (here -1) in the last column and its estimators sum the rewards unmasked, so the
+// group scores (1, 1, -1): mean 1/3, std sqrt(4/3). The aborted row's advantages are 0.
+TEST(GrpoAdvantage, ARowWithoutResponseTokensCountsItsScoreInItsGroup) {
+  at::Tensor rewards = Doubles({0, 1, 0,  0, 0, 1,  0, 0, -1}, {3, 3});
+  at::Tensor mask = Doubles({1, 1, 0,  1, 1, 1,  0, 0, 0}, {3, 3});
+  Advantages grpo = GrpoAdvantages(rewards, mask, Ids({0, 0, 0}), /*norm_adv_by_std_in_grpo=*/true).value();
+  const double up = 0.5773497691900589;  // (1 - 1/3) / (sqrt(4/3) + 1e-6), float64 Python
+  ExpectClose(grpo.advantages, Doubles({up, up, 0,  up, up, up,  0, 0, 0}, {3, 3}));
+}
+
 TEST(GrpoAdvantage, WithoutStdNormalisationSubtractsTheGroupMean) {
   // Dr.GRPO: group 0 (1, 0, 0) - 1/3; group 7 (2, 4) - 3; group 3 (5) - 0.
   at::Tensor scores = Doubles({1, 0, 2, 4, 0, 5}, {6, 1});
@@ -267,25 +278,42 @@ AdvantageInputs InputsOf(const RandomBatch& batch) {
   return inputs;
 }
 
-TEST(ComputeAdvantages, MaskedTokensChangeNothingForEveryEstimator) {
+// Masked values change no estimator's advantages at unmasked tokens, nor do masked
+// rewards the token-level estimators'. The outcome estimators score a row by its rewards
+// summed unmasked, as verl's do: moving reward between a row's tokens, masked or not,
+// changes nothing.
+TEST(ComputeAdvantages, MaskedTokensChangeOnlyWhatVerlsSumsCount) {
   RandomBatch batch;
   batch.mask = at::rand({12, 6}) > 0.3;
   batch.mask.select(1, 0).fill_(true);
   AdvantageInputs inputs = InputsOf(batch);
-  AdvantageInputs perturbed = inputs;
   const at::Tensor masked = batch.mask.logical_not();
-  perturbed.token_level_rewards = at::where(masked, at::randn({12, 6}, at::kDouble) * 100,
-                                            inputs.token_level_rewards);
-  perturbed.values = at::where(masked, at::randn({12, 6}, at::kDouble) * 100, inputs.values);
+  AdvantageInputs masked_values = inputs;
+  masked_values.values = at::where(masked, at::randn({12, 6}, at::kDouble) * 100, inputs.values);
+  AdvantageInputs masked_rewards = inputs;
+  masked_rewards.token_level_rewards =
+      at::where(masked, at::randn({12, 6}, at::kDouble) * 100, inputs.token_level_rewards);
+  AdvantageInputs moved_rewards = inputs;
+  const at::Tensor noise = at::randn({12, 6}, at::kDouble) * 100;
+  moved_rewards.token_level_rewards =
+      noise - noise.mean(-1, /*keepdim=*/true) + inputs.token_level_rewards.mean(-1, /*keepdim=*/true);
   AdvantageOptions options;
   options.gamma = 0.9;
   options.lam = 0.7;
+  auto same_where_unmasked = [&](const std::string& name, const AdvantageInputs& other, double tolerance) {
+    const at::Tensor a = ComputeAdvantages(name, inputs, options).value().advantages;
+    const at::Tensor b = ComputeAdvantages(name, other, options).value().advantages;
+    return at::allclose(a.masked_select(batch.mask), b.masked_select(batch.mask), tolerance, tolerance);
+  };
   for (const std::string& name : AdvantageEstimatorNames()) {
-    at::Tensor a = ComputeAdvantages(name, inputs, options).value().advantages;
-    at::Tensor b = ComputeAdvantages(name, perturbed, options).value().advantages;
-    EXPECT_TRUE(at::allclose(a.masked_select(batch.mask), b.masked_select(batch.mask), 1e-12,
-                             1e-12))
-        << name;
+    EXPECT_TRUE(same_where_unmasked(name, masked_values, 1e-12)) << name;
+    const bool token_level = name == "gae" || name == "reinforce_plus_plus" || name == "remax";
+    if (token_level) {
+      EXPECT_TRUE(same_where_unmasked(name, masked_rewards, 1e-12)) << name;
+    } else {
+      EXPECT_TRUE(same_where_unmasked(name, moved_rewards, 1e-9)) << name;
+      EXPECT_FALSE(same_where_unmasked(name, masked_rewards, 1e-9)) << name;
+    }
   }
 }
 

@@ -26,10 +26,14 @@ Batch StepBatch() {
   return batch;
 }
 
+// Row 1 has no response token (a sample over-sampling aborted): its score goes in the
+// last column, where verl's index valid_response_length - 1 = -1 puts it.
 TEST(TokenLevelScores, PutsEachScoreOnTheLastResponseToken) {
   const at::Tensor mask = at::tensor({1, 1, 0, 0, 0, 0}, at::kLong).view({2, 3});
-  const at::Tensor scores = TokenLevelScores({2.5, 7}, mask).value();
-  EXPECT_TRUE(at::equal(scores, at::tensor({0.0f, 2.5f, 0.0f, 0.0f, 0.0f, 0.0f}).view({2, 3})));
+  const at::Tensor scores = TokenLevelScores({2.5, -1}, mask).value();
+  EXPECT_TRUE(at::equal(scores, at::tensor({0.0f, 2.5f, 0.0f, 0.0f, 0.0f, -1.0f}).view({2, 3})));
+  EXPECT_EQ(TokenLevelScores({}, at::zeros({0, 3}, at::kLong)).value().numel(), 0);
+  EXPECT_EQ(TokenLevelScores({4}, at::zeros({1, 0}, at::kLong)).value().numel(), 0);
   EXPECT_THAT(TokenLevelScores({1}, mask).status().message(), HasSubstr("1 reward scores for 2 responses"));
 }
 

@@ -70,6 +70,28 @@ TEST(SftTrain, MultiTurnConversationsTrainOnTheirReplies) {
   EXPECT_LT(steps[12]["val/loss"].get<double>(), 0.8 * steps[0]["val/loss"].get<double>()) << train.output;
 }
 
+// verl's data.train_max_samples / val_max_samples: 16 of 64 training rows (a seeded
+// choice, data.shuffle being on) make two steps of 8 in the one epoch, and 4 of 16
+// validation rows are scored.
+TEST(SftTrain, MaxSamplesCapTheRowsRead) {
+  testing::TempDir dir("sft_max_samples");
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  const std::string train_file = dir.Write("chats_train.jsonl", ConversationRows(0, 64));
+  const std::string val_file = dir.Write("chats_val.jsonl", ConversationRows(300, 16));
+  const testing::CommandResult train = RolloutIn(
+      dir.path(), {"train", source + "/recipes/sft_tiny.yaml", "data.train_files=[" + train_file + "]",
+                   "data.val_files=[" + val_file + "]", "data.multiturn.enable=true", "data.max_prompt_length=32",
+                   "data.max_response_length=48", "actor.model.path=" + source + "/tests/data/tiny-qwen2",
+                   "data.train_batch_size=8", "actor.ppo_micro_batch_size_per_gpu=8",
+                   "data.train_max_samples=16", "data.val_max_samples=4"});
+  ASSERT_EQ(train.exit_code, 0) << train.output;
+  EXPECT_THAT(train.output, ::testing::HasSubstr("kept 16 of the 64 training rows"));
+  EXPECT_THAT(train.output, ::testing::HasSubstr("kept 4 of the 16 validation rows"));
+  const std::vector<nlohmann::json> steps = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/sft_arith/metrics.jsonl"));
+  ASSERT_EQ(steps.size(), 3u) << train.output;  // validation before training, then two steps
+  EXPECT_EQ(steps[2]["training/epoch"].get<int>(), 0) << steps[2].dump();
+}
+
 // verl's SFT trainer bounds a row as a whole (data.max_length): the same conversations
 // then train as they do under the two lengths, step for step, and a row longer than it is
 // refused by name.

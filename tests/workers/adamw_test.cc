@@ -3,6 +3,8 @@
 #include <ATen/ATen.h>
 #include <gtest/gtest.h>
 
+#include "workers/role_options.h"
+
 namespace rollout::workers {
 namespace {
 
@@ -21,6 +23,41 @@ TEST(AdamW, MatchesPyTorchOverTwoSteps) {
   }
   const at::Tensor want = at::tensor({1.8028841018676758f, -0.8714673519134521f, 0.35907864570617676f});
   EXPECT_TRUE(at::allclose(param.detach(), want, 1e-6, 1e-7)) << param;
+}
+
+// torch.optim.Adam (optim.optimizer: Adam): the decay enters the gradient before the
+// moments. Expected values from PyTorch 1.13's torch.optim.Adam (lr 0.1, weight_decay 0.5,
+// where AdamW ends at 1.6168, -0.7809, 0.3162); the gradients are left as they were.
+TEST(AdamW, WithoutDecoupledWeightDecayMatchesTorchsAdam) {
+  at::Tensor param = at::tensor({2.0f, -1.0f, 0.5f}).set_requires_grad(true);
+  AdamWOptions options;
+  options.lr = 0.1;
+  options.weight_decay = 0.5;
+  options.decoupled_weight_decay = false;
+  AdamW optimizer({&param}, options);
+  for (const std::vector<float>& grad : {std::vector<float>{0.1f, -0.2f, 0.3f},
+                                         std::vector<float>{0.05f, 0.1f, -0.1f}}) {
+    param.mutable_grad() = at::tensor(grad);
+    optimizer.Step();
+    EXPECT_TRUE(at::equal(param.grad(), at::tensor(grad)));
+  }
+  const at::Tensor want = at::tensor({1.800361156463623f, -0.8067820072174072f, 0.32075807452201843f});
+  EXPECT_TRUE(at::allclose(param.detach(), want, 1e-6, 1e-7)) << param;
+}
+
+// optim.optimizer: torch's Adam adds the decay to the gradient; AdamW, Megatron's adam
+// and the spelling adamw decouple it.
+TEST(AdamW, OptionsFollowTheRecipesOptimizer) {
+  config::OptimConfig optim;
+  EXPECT_TRUE(AdamWFrom(optim).decoupled_weight_decay);
+  for (const char* decoupled : {"AdamW", "adam", "adamw"}) {
+    optim.set_optimizer(decoupled);
+    EXPECT_TRUE(AdamWFrom(optim).decoupled_weight_decay) << decoupled;
+  }
+  optim.set_optimizer("Adam");
+  optim.set_weight_decay(0.1);
+  EXPECT_FALSE(AdamWFrom(optim).decoupled_weight_decay);
+  EXPECT_EQ(AdamWFrom(optim).weight_decay, 0.1);
 }
 
 TEST(AdamW, ParametersWithoutGradientsStayPut) {

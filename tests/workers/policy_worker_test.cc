@@ -8,6 +8,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <functional>
 
 #include "common/batch_metrics.h"
@@ -55,15 +56,17 @@ Batch Prompts() {
   return prompts;
 }
 
-// The generated batch with the columns update_actor needs.
-Batch UpdateBatch(PolicyWorker& worker, const Batch& rollout) {
+// The generated batch with the columns update_actor needs; the rows' advantages run
+// from -1 to 1, plus `advantage_shift`.
+Batch UpdateBatch(PolicyWorker& worker, const Batch& rollout, double advantage_shift = 0) {
   Batch batch = rollout;
   Batch old = worker.ComputeLogProb(rollout).value();
   Batch ref = worker.ComputeRefLogProb(rollout).value();
   EXPECT_TRUE(batch.AddTensor("old_log_probs", old.Tensor("old_log_probs").value()).ok());
   EXPECT_TRUE(batch.AddTensor("ref_log_prob", ref.Tensor("ref_log_prob").value()).ok());
   const int64_t rows = batch.size();
-  EXPECT_TRUE(batch.AddTensor("advantages", at::linspace(-1, 1, rows).unsqueeze(1).expand({rows, kResponseLength}).contiguous()).ok());
+  const at::Tensor advantages = at::linspace(-1, 1, rows) + advantage_shift;
+  EXPECT_TRUE(batch.AddTensor("advantages", advantages.unsqueeze(1).expand({rows, kResponseLength}).contiguous()).ok());
   return batch;
 }
 
@@ -111,6 +114,22 @@ TEST(PolicyWorker, UpdateChangesTheActorButNotTheReference) {
   EXPECT_GT(((after - before).abs() * mask).max().item<double>(), 1e-4);
   const at::Tensor ref = worker->ComputeRefLogProb(rollout).value().Tensor("ref_log_prob").value();
   EXPECT_TRUE(at::allclose(ref, batch.Tensor("ref_log_prob").value()));
+}
+
+// actor.loss_scale_factor is seq-mean-token-sum-norm's divisor (unset: the response
+// width, 6 here): twice the width halves the first update's policy loss (-A summed over
+// the tokens, advantages shifted off zero so that it is not).
+TEST(PolicyWorker, TheLossScaleFactorDividesTheSumNormLoss) {
+  PolicyWorkerSetup setup = TinySetup();
+  setup.recipe.mutable_actor()->set_loss_agg_mode("seq-mean-token-sum-norm");
+  auto by_width = PolicyWorker::Create(setup).value();
+  setup.recipe.mutable_actor()->set_loss_scale_factor(2 * kResponseLength);
+  auto by_factor = PolicyWorker::Create(setup).value();
+  const Batch batch = UpdateBatch(*by_width, by_width->GenerateSequences(Prompts()).value(), /*advantage_shift=*/1);
+  const double width_loss = GetBatchMetrics(by_width->UpdateActor(batch).value()).value().at("actor/pg_loss");
+  const double factor_loss = GetBatchMetrics(by_factor->UpdateActor(batch).value()).value().at("actor/pg_loss");
+  EXPECT_GT(std::abs(width_loss), 1e-4);
+  EXPECT_NEAR(factor_loss, width_loss / 2, 1e-6 * std::abs(width_loss));
 }
 
 TEST(PolicyWorker, LoraTrainsOnlyTheAdaptersAndItsReferenceIsTheBaseModel) {
