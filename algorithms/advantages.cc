@@ -173,9 +173,13 @@ absl::StatusOr<Advantages> GaeAdvantages(const at::Tensor& token_level_rewards,
   return out;
 }
 
-absl::StatusOr<Advantages> GrpoAdvantages(const at::Tensor& token_level_rewards,
-                                          const at::Tensor& response_mask, const at::Tensor& index,
-                                          bool norm_adv_by_std_in_grpo, double epsilon) {
+namespace {
+
+// GRPO's per-row (s - mean) / (std + epsilon), a group of one at mean 0 and std 1; the
+// std is sqrt(max(variance, variance_floor)).
+absl::StatusOr<Advantages> GroupNormalized(const at::Tensor& token_level_rewards, const at::Tensor& response_mask,
+                                           const at::Tensor& index, bool norm_adv_by_std_in_grpo, double epsilon,
+                                           double variance_floor) {
   ASSIGN_OR_RETURN(const OutcomeInputs in,
                    PrepareOutcome(token_level_rewards, response_mask, index));
   const RowGroupStats stats = GroupStats(in.scores, in.index);
@@ -183,10 +187,27 @@ absl::StatusOr<Advantages> GrpoAdvantages(const at::Tensor& token_level_rewards,
   const at::Tensor mean = at::where(alone, at::zeros_like(stats.mean), stats.mean);
   at::Tensor per_row = in.scores - mean;
   if (norm_adv_by_std_in_grpo) {
-    per_row = per_row / (at::where(alone, at::ones_like(stats.std), stats.std) + epsilon);
+    const at::Tensor std = stats.std.square().clamp_min(variance_floor).sqrt();
+    per_row = per_row / (at::where(alone, at::ones_like(std), std) + epsilon);
   }
   const at::Tensor advantages = Broadcast(per_row, in.mask);
   return Advantages{advantages, advantages};
+}
+
+}  // namespace
+
+absl::StatusOr<Advantages> GrpoAdvantages(const at::Tensor& token_level_rewards,
+                                          const at::Tensor& response_mask, const at::Tensor& index,
+                                          bool norm_adv_by_std_in_grpo, double epsilon) {
+  return GroupNormalized(token_level_rewards, response_mask, index, norm_adv_by_std_in_grpo, epsilon,
+                         /*variance_floor=*/0);
+}
+
+absl::StatusOr<Advantages> GrpoVectorizedAdvantages(const at::Tensor& token_level_rewards,
+                                                    const at::Tensor& response_mask, const at::Tensor& index,
+                                                    bool norm_adv_by_std_in_grpo, double epsilon) {
+  return GroupNormalized(token_level_rewards, response_mask, index, norm_adv_by_std_in_grpo, epsilon,
+                         /*variance_floor=*/epsilon);
 }
 
 absl::StatusOr<Advantages> RlooAdvantages(const at::Tensor& token_level_rewards,
@@ -198,6 +219,17 @@ absl::StatusOr<Advantages> RlooAdvantages(const at::Tensor& token_level_rewards,
   // n / (n - 1) * (s - mean) = s - (sum - s) / (n - 1): the mean of the other rows.
   const at::Tensor leave_one_out = (in.scores - stats.mean) * stats.size / (stats.size - 1);
   const at::Tensor per_row = at::where(stats.size == 1, in.scores, leave_one_out);
+  const at::Tensor advantages = Broadcast(per_row, in.mask);
+  return Advantages{advantages, advantages};
+}
+
+absl::StatusOr<Advantages> RlooVectorizedAdvantages(const at::Tensor& token_level_rewards,
+                                                    const at::Tensor& response_mask, const at::Tensor& index) {
+  ASSIGN_OR_RETURN(const OutcomeInputs in,
+                   PrepareOutcome(token_level_rewards, response_mask, index));
+  const RowGroupStats stats = GroupStats(in.scores, in.index);
+  const at::Tensor leave_one_out = (in.scores - stats.mean) * stats.size / (stats.size - 1);
+  const at::Tensor per_row = at::where(stats.size == 1, at::zeros_like(in.scores), leave_one_out);
   const at::Tensor advantages = Broadcast(per_row, in.mask);
   return Advantages{advantages, advantages};
 }
@@ -361,6 +393,15 @@ const Estimator kEstimators[] = {
      [](const AdvantageInputs& in, const AdvantageOptions& o) {
        return GrpoPassKAdvantages(in.token_level_rewards, in.response_mask, in.index,
                                   o.norm_adv_by_std_in_grpo, o.epsilon);
+     }},
+    {"grpo_vectorized",
+     [](const AdvantageInputs& in, const AdvantageOptions& o) {
+       return GrpoVectorizedAdvantages(in.token_level_rewards, in.response_mask, in.index,
+                                       o.norm_adv_by_std_in_grpo, o.epsilon);
+     }},
+    {"rloo_vectorized",
+     [](const AdvantageInputs& in, const AdvantageOptions&) {
+       return RlooVectorizedAdvantages(in.token_level_rewards, in.response_mask, in.index);
      }},
 };
 

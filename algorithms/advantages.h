@@ -76,11 +76,22 @@ absl::StatusOr<Advantages> GrpoAdvantages(const at::Tensor& token_level_rewards,
                                           const at::Tensor& response_mask, const at::Tensor& index,
                                           bool norm_adv_by_std_in_grpo, double epsilon = 1e-6);
 
+// verl's grpo_vectorized: grpo's advantages with its group statistics as verl's
+// group_mean_std computes them, the std floored at sqrt(epsilon) (variance at least
+// epsilon), so nearly equal scores are not blown up.
+absl::StatusOr<Advantages> GrpoVectorizedAdvantages(const at::Tensor& token_level_rewards,
+                                                    const at::Tensor& response_mask, const at::Tensor& index,
+                                                    bool norm_adv_by_std_in_grpo, double epsilon = 1e-6);
+
 // verl's rloo: in a group of n > 1, advantage = n / (n - 1) * (s - mean), i.e. s minus
 // the mean of the other n - 1 scores; a group of one keeps s. Broadcast over T times
 // the mask; returns == advantages.
 absl::StatusOr<Advantages> RlooAdvantages(const at::Tensor& token_level_rewards,
                                           const at::Tensor& response_mask, const at::Tensor& index);
+
+// verl's rloo_vectorized: rloo, but a group of one gets 0 (no other score to compare).
+absl::StatusOr<Advantages> RlooVectorizedAdvantages(const at::Tensor& token_level_rewards,
+                                                    const at::Tensor& response_mask, const at::Tensor& index);
 
 // verl's gpg (GPG, arXiv 2504.02546): alpha (s - mean), where mean is the group's mean
 // (0 for a group of one) and alpha = B / max(1, rows of the batch with a nonzero score),

@@ -74,8 +74,6 @@ const std::vector<VerlInertKey>& Table() {
       {"actor.model.enable_activation_offload", {"false"}, "offloading activations to the CPU is not implemented"},
       {"actor.model.fused_kernel_options", {}, "options of verl's fused kernels (actor.model.use_fused_kernels)"},
       {"actor.model.tiled_mlp", {}, kTiledMlp},
-      {"actor.model.lora_adapter_path", {"null"},
-       "starting LoRA from a trained adapter is not implemented; adapters start as PEFT initialises them"},
       {"actor.model.mtp.enable", {"false"}, "multi-token prediction layers are not implemented"},
       {"actor.model.mtp.enable_train", {}, kMtp},
       {"actor.model.mtp.enable_rollout", {}, kMtp},

@@ -60,6 +60,23 @@ std::string ListAsPattern(const std::vector<std::string>& names) {
   return absl::StrCat("(.*\\.)?(", absl::StrJoin(escaped, "|"), ")");
 }
 
+// The first PEFT option in an adapter's config that changes what the adapter computes
+// beyond plain LoRA (W + alpha / r B A on the targeted linear layers), described; empty
+// when there is none.
+std::string UnsupportedPeftOption(const nlohmann::json& json) {
+  const auto set = [&json](const char* key) {
+    const auto it = json.find(key);
+    return it != json.end() && !it->is_null() && *it != false && !(it->is_structured() && it->empty());
+  };
+  if (set("use_rslora")) return "use_rslora (rank-stabilised scaling, alpha / sqrt(r))";
+  if (set("use_dora")) return "use_dora (weight-decomposed LoRA)";
+  if (json.contains("bias") && json.at("bias") != "none") return "a trained bias (bias " + json.at("bias").dump() + ")";
+  if (set("modules_to_save")) return "modules_to_save (whole modules trained beside the adapters)";
+  if (set("rank_pattern") || set("alpha_pattern")) return "a rank or alpha per module (rank_pattern, alpha_pattern)";
+  if (set("layers_to_transform")) return "layers_to_transform (adapters on some layers only)";
+  return "";
+}
+
 }  // namespace
 
 absl::Status AddLoraAdapters(CausalLM& model, const LoraConfig& config, uint64_t seed) {
@@ -153,6 +170,10 @@ absl::StatusOr<LoraConfig> LoadLoraAdapter(CausalLM& model, const std::string& d
   LoraConfig config;
   try {
     const nlohmann::json json = nlohmann::json::parse(text);
+    const std::string unsupported = UnsupportedPeftOption(json);
+    if (!unsupported.empty()) {
+      return absl::InvalidArgumentError(absl::StrCat(config_path, ": ", unsupported, " is not implemented here"));
+    }
     config.options.rank = json.at("r").get<int64_t>();
     config.options.alpha = json.at("lora_alpha").get<double>();
     config.options.dropout = json.value("lora_dropout", 0.0);

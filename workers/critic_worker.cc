@@ -57,6 +57,10 @@ absl::StatusOr<std::unique_ptr<CriticWorker>> CriticWorker::Create(const CriticW
     return absl::UnimplementedError(absl::StrCat("critic.model.lora_rank is ", model.lora_rank(),
                                                  "; this build trains the critic's full weights only: set it to 0"));
   }
+  if (!model.lora_adapter_path().empty()) {
+    return absl::UnimplementedError(absl::StrCat("critic.model.lora_adapter_path is ", model.lora_adapter_path(),
+                                                 "; this build trains the critic's full weights only: leave it empty"));
+  }
   const std::string& path = CriticModelPath(recipe);
   if (path.empty()) {
     return absl::InvalidArgumentError("critic.model.path is not set, nor actor.model.path (its default)");

@@ -146,7 +146,7 @@ absl::StatusOr<std::unique_ptr<PolicyWorker>> PolicyWorker::Create(const PolicyW
 
 absl::Status PolicyWorker::CheckReferenceSync() const {
   if (!setup_.recipe.ref().sync_ref_model()) return absl::OkStatus();
-  if (setup_.recipe.actor().model().lora_rank() > 0) {
+  if (TrainsLora(setup_.recipe.actor().model())) {
     return absl::InvalidArgumentError(
         "ref.sync_ref_model with LoRA: the reference is the base model under the adapters, which stays fixed "
         "(TRL refuses it with PEFT too); train without LoRA or turn the refresh off");
@@ -186,7 +186,13 @@ absl::Status PolicyWorker::LoadModels() {
   ASSIGN_OR_RETURN(model_, models::CausalLM::Load(model.path(), load));
   model_->set_activation_checkpointing(model.enable_gradient_checkpointing());
   ASSIGN_OR_RETURN(tokenizer_, LoadActorTokenizer(setup_.recipe));
-  if (model.lora_rank() > 0) {
+  if (!model.lora_adapter_path().empty()) {
+    // verl's lora_adapter_path: the adapter's own configuration replaces the recipe's.
+    ASSIGN_OR_RETURN(models::LoraConfig loaded, models::LoadLoraAdapter(*model_, model.lora_adapter_path()));
+    ROLLOUT_LOG(INFO) << "LoRA starts from the adapter in " << model.lora_adapter_path() << " (r "
+                      << loaded.options.rank << ", alpha " << loaded.options.alpha << ")";
+    lora_ = std::move(loaded);
+  } else if (model.lora_rank() > 0) {
     models::LoraConfig& lora = lora_.emplace();
     lora.options.rank = model.lora_rank();
     lora.options.alpha = model.lora_alpha();
@@ -201,7 +207,7 @@ absl::Status PolicyWorker::LoadModels() {
   }
   const bool dpo = setup_.recipe.trainer().mode() == "dpo";
   const bool needs_ref = setup_.recipe.actor().use_kl_loss() || setup_.recipe.algorithm().use_kl_in_reward();
-  if (((Hosts("ref") && needs_ref) || (Hosts("actor") && dpo)) && model.lora_rank() == 0) {
+  if (((Hosts("ref") && needs_ref) || (Hosts("actor") && dpo)) && !lora_.has_value()) {
     ASSIGN_OR_RETURN(ref_model_, models::CausalLM::Load(model.path(), load));
   }
   prompt_encoding_.max_prompt_length = setup_.recipe.data().max_prompt_length();
@@ -522,7 +528,7 @@ absl::StatusOr<Batch> PolicyWorker::ComputeRefLogProb(const Batch& input) const 
   const double temperature =
       setup_.recipe.rollout().temperature() > 0 ? setup_.recipe.rollout().temperature() : 1.0;
   const MicroBatchSize micro = MicroBatchSizeOf(config::RefLogProbBatching(setup_.recipe));
-  if (ref_model_ == nullptr && setup_.recipe.actor().model().lora_rank() == 0) {
+  if (ref_model_ == nullptr && !lora_.has_value()) {
     return absl::FailedPreconditionError(
         "ref.compute_ref_log_prob: no reference policy was loaded; it is loaded when "
         "actor.use_kl_loss or algorithm.use_kl_in_reward is set");

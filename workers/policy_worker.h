@@ -1,7 +1,8 @@
 // The actor, rollout and ref roles of one worker process (verl's ActorRolloutRefWorker):
 // the policy model (loaded from actor.model.path, with LoRA adapters when
-// actor.model.lora_rank > 0), its actor (updates), its rollout engine (generation, on
-// the same weights: colocated roles share them with no copy) and its reference policy
+// actor.model.lora_rank > 0 or lora_adapter_path names a PEFT adapter), its actor
+// (updates), its rollout engine (generation, on the same weights: colocated roles share
+// them with no copy) and its reference policy
 // (with LoRA: the same model with adapters disabled; otherwise a frozen copy, loaded
 // only when a KL term needs it).
 //
@@ -170,7 +171,7 @@ class PolicyWorker {
 
   const PolicyWorkerSetup setup_;
   std::unique_ptr<models::CausalLM> model_;
-  std::optional<models::LoraConfig> lora_;  // with actor.model.lora_rank > 0
+  std::optional<models::LoraConfig> lora_;  // when TrainsLora(actor.model) (role_options.h)
   std::unique_ptr<models::CausalLM> ref_model_;  // without LoRA, when a KL term needs it
   std::unique_ptr<models::Tokenizer> tokenizer_;
   std::unique_ptr<PolicyActor> actor_;

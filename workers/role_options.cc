@@ -27,6 +27,10 @@ AdamWOptions AdamWFrom(const config::OptimConfig& optim) {
   return adamw;
 }
 
+bool TrainsLora(const config::ModelConfig& model) {
+  return model.lora_rank() > 0 || !model.lora_adapter_path().empty();
+}
+
 LrScheduleOptions ScheduleFrom(const config::OptimConfig& optim, int64_t total_training_steps) {
   LrScheduleOptions schedule;
   schedule.lr = optim.lr();

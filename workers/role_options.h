@@ -21,6 +21,10 @@ c10::ScalarType DtypeOf(const std::string& name);
 
 AdamWOptions AdamWFrom(const config::OptimConfig& optim);
 
+// Whether `model` trains LoRA adapters, as verl decides: lora_rank > 0, or a
+// lora_adapter_path to start from (whose own rank then applies).
+bool TrainsLora(const config::ModelConfig& model);
+
 // `total_training_steps` is the horizon when optim.total_training_steps is -1 (the
 // controller knows it from the data). Megatron's schedule when `optim` writes any of its
 // keys (common/lr_schedule_family.h), its unset keys at Megatron's defaults.

@@ -112,6 +112,33 @@ TEST(GrpoAdvantage, ARowWithoutResponseTokensCountsItsScoreInItsGroup) {
   ExpectClose(grpo.advantages, Doubles({up, up, 0,  up, up, up,  0, 0, 0}, {3, 3}));
 }
 
+// verl's grpo_vectorized (group_mean_std): the variance floored at epsilon, so group 0's
+// nearly equal scores (1, 1.0005; variance 1.25e-7) get std 1e-3, where grpo's 3.5e-4
+// makes them +-0.705. Groups 1 (1, 0, 0) and the lone 5 as grpo. Literals from verl's
+// formulas in float64 PyTorch.
+TEST(GrpoVectorizedAdvantage, FloorsTheVarianceAtEpsilon) {
+  at::Tensor scores = Doubles({1, 1.0005, 1, 0, 0, 5}, {6, 1});
+  at::Tensor mask = at::ones({6, 1});
+  const at::Tensor index = Ids({0, 0, 1, 1, 1, 2});
+  Advantages vectorized = GrpoVectorizedAdvantages(scores, mask, index, true).value();
+  ExpectClose(vectorized.advantages,
+              Doubles({-0.24975024975011134, 0.24975024975033316, 1.1546985383827155, -0.5773492691913577,
+                       -0.5773492691913577, 4.999995000005001}, {6, 1}),
+              1e-7);
+  EXPECT_NEAR(GrpoAdvantages(scores, mask, index, true).value().advantages[1][0].item<double>(), 0.7051, 1e-3);
+  ExpectClose(GrpoVectorizedAdvantages(scores, mask, index, false).value().advantages,
+              GrpoAdvantages(scores, mask, index, false).value().advantages);
+}
+
+// verl's rloo_vectorized: rloo's leave-one-out, but the lone row gets 0 (rloo keeps 5).
+TEST(RlooVectorizedAdvantage, ALoneRowGetsZero) {
+  at::Tensor scores = Doubles({1, 1.0005, 1, 0, 0, 5}, {6, 1});
+  const at::Tensor index = Ids({0, 0, 1, 1, 1, 2});
+  ExpectClose(RlooVectorizedAdvantages(scores, at::ones({6, 1}), index).value().advantages,
+              Doubles({-0.0005, 0.0005, 1, -0.5, -0.5, 0}, {6, 1}), 1e-12);
+  EXPECT_EQ(RlooAdvantages(scores, at::ones({6, 1}), index).value().advantages[5][0].item<double>(), 5);
+}
+
 TEST(GrpoAdvantage, WithoutStdNormalisationSubtractsTheGroupMean) {
   // Dr.GRPO: group 0 (1, 0, 0) - 1/3; group 7 (2, 4) - 3; group 3 (5) - 0.
   at::Tensor scores = Doubles({1, 0, 2, 4, 0, 5}, {6, 1});
@@ -345,6 +372,10 @@ TEST(ComputeAdvantages, DispatchesByVerlName) {
   EXPECT_TRUE(same(ComputeAdvantages("opo", inputs, options), OpoAdvantages(r, m, batch.index).value()));
   EXPECT_TRUE(same(ComputeAdvantages("grpo_passk", inputs, options),
                    GrpoPassKAdvantages(r, m, batch.index, false).value()));
+  EXPECT_TRUE(same(ComputeAdvantages("grpo_vectorized", inputs, options),
+                   GrpoVectorizedAdvantages(r, m, batch.index, false).value()));
+  EXPECT_TRUE(same(ComputeAdvantages("rloo_vectorized", inputs, options),
+                   RlooVectorizedAdvantages(r, m, batch.index).value()));
 }
 
 TEST(ComputeAdvantages, UnknownNameListsTheValidOnes) {
@@ -353,7 +384,7 @@ TEST(ComputeAdvantages, UnknownNameListsTheValidOnes) {
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(result.status().message(),
             "unknown adv_estimator 'gaee'; valid: gae, grpo, rloo, reinforce_plus_plus, "
-            "reinforce_plus_plus_baseline, remax, gpg, opo, grpo_passk");
+            "reinforce_plus_plus_baseline, remax, gpg, opo, grpo_passk, grpo_vectorized, rloo_vectorized");
 }
 
 TEST(ComputeAdvantages, MissingInputIsNamed) {

@@ -115,7 +115,8 @@ TEST_F(RecipeLoader, OutOfBoundsValueNamesTheBound) {
 TEST_F(RecipeLoader, ValueOutsideChoicesSuggestsClosestChoice) {
   EXPECT_EQ(LoadError("", {"algorithm.adv_estimator=grop"}),
             "'algorithm.adv_estimator' at command line 'algorithm.adv_estimator=grop' must be one "
-            "of gae|grpo|rloo|reinforce_plus_plus|reinforce_plus_plus_baseline|remax|gpg|opo|grpo_passk; "
+            "of gae|grpo|rloo|reinforce_plus_plus|reinforce_plus_plus_baseline|remax|gpg|opo|grpo_passk|"
+            "grpo_vectorized|rloo_vectorized; "
             "got 'grop' "
             "— did you mean 'grpo'?");
   // An empty string is a choice only where the default is empty.

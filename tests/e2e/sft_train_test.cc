@@ -53,17 +53,26 @@ std::string ConversationRows(int first, int count) {
   return rows;
 }
 
+// `rollout train` of recipes/sft_tiny.yaml on conversation files (data.multiturn.enable,
+// prompts of up to 32 tokens, responses of 48) with the tiny fixture, then `overrides`.
+testing::CommandResult TrainOnConversations(const testing::TempDir& dir, const std::string& train_file,
+                                            const std::string& val_file, const std::vector<std::string>& overrides) {
+  const std::string source = ROLLOUT_SOURCE_DIR;
+  std::vector<std::string> args = {"train", source + "/recipes/sft_tiny.yaml", "data.train_files=[" + train_file + "]",
+                                   "data.val_files=[" + val_file + "]", "data.multiturn.enable=true",
+                                   "data.max_prompt_length=32", "data.max_response_length=48",
+                                   "actor.model.path=" + source + "/tests/data/tiny-qwen2"};
+  args.insert(args.end(), overrides.begin(), overrides.end());
+  return RolloutIn(dir.path(), args);
+}
+
 // data.multiturn.enable: each conversation trains on both of its replies.
 TEST(SftTrain, MultiTurnConversationsTrainOnTheirReplies) {
   testing::TempDir dir("sft_multiturn");
-  const std::string source = ROLLOUT_SOURCE_DIR;
   const std::string train_file = dir.Write("chats_train.jsonl", ConversationRows(0, 256));
   const std::string val_file = dir.Write("chats_val.jsonl", ConversationRows(300, 32));
-  const testing::CommandResult train = RolloutIn(
-      dir.path(), {"train", source + "/recipes/sft_tiny.yaml", "data.train_files=[" + train_file + "]",
-                   "data.val_files=[" + val_file + "]", "data.multiturn.enable=true", "data.max_prompt_length=32",
-                   "data.max_response_length=48", "actor.model.path=" + source + "/tests/data/tiny-qwen2",
-                   "trainer.total_training_steps=12", "trainer.test_freq=12"});
+  const testing::CommandResult train =
+      TrainOnConversations(dir, train_file, val_file, {"trainer.total_training_steps=12", "trainer.test_freq=12"});
   ASSERT_EQ(train.exit_code, 0) << train.output;
   const std::vector<nlohmann::json> steps = ReadJsonLines(dir.Path("jsonl_log/rollout_demo/sft_arith/metrics.jsonl"));
   ASSERT_EQ(steps.size(), 13u) << train.output;
@@ -75,15 +84,12 @@ TEST(SftTrain, MultiTurnConversationsTrainOnTheirReplies) {
 // validation rows are scored.
 TEST(SftTrain, MaxSamplesCapTheRowsRead) {
   testing::TempDir dir("sft_max_samples");
-  const std::string source = ROLLOUT_SOURCE_DIR;
   const std::string train_file = dir.Write("chats_train.jsonl", ConversationRows(0, 64));
   const std::string val_file = dir.Write("chats_val.jsonl", ConversationRows(300, 16));
-  const testing::CommandResult train = RolloutIn(
-      dir.path(), {"train", source + "/recipes/sft_tiny.yaml", "data.train_files=[" + train_file + "]",
-                   "data.val_files=[" + val_file + "]", "data.multiturn.enable=true", "data.max_prompt_length=32",
-                   "data.max_response_length=48", "actor.model.path=" + source + "/tests/data/tiny-qwen2",
-                   "data.train_batch_size=8", "actor.ppo_micro_batch_size_per_gpu=8",
-                   "data.train_max_samples=16", "data.val_max_samples=4"});
+  const testing::CommandResult train =
+      TrainOnConversations(dir, train_file, val_file,
+                           {"data.train_batch_size=8", "actor.ppo_micro_batch_size_per_gpu=8",
+                            "data.train_max_samples=16", "data.val_max_samples=4"});
   ASSERT_EQ(train.exit_code, 0) << train.output;
   EXPECT_THAT(train.output, ::testing::HasSubstr("kept 16 of the 64 training rows"));
   EXPECT_THAT(train.output, ::testing::HasSubstr("kept 4 of the 16 validation rows"));

@@ -172,6 +172,32 @@ TEST(Lora, PeftFilesRoundTrip) {
   EXPECT_TRUE(at::equal(Logits(*other), Logits(*model)));
 }
 
+// PEFT options beyond plain LoRA change what an adapter computes: each is refused by
+// name rather than loaded as plain LoRA.
+TEST(Lora, PeftOptionsBeyondPlainLoraAreRefused) {
+  std::unique_ptr<CausalLM> model = Fixture();
+  ASSERT_TRUE(AddLoraAdapters(*model, Config({"q_proj"}), 1).ok());
+  TempDir dir("lora_peft_options");
+  ASSERT_TRUE(SaveLoraAdapter(*model, Config({"q_proj"}), dir.path(), kFixture).ok());
+  const std::string saved = ReadFile(dir.Path("adapter_config.json")).value();
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"("use_rslora": false)", R"("use_rslora": true)"},
+      {R"("use_dora": false)", R"("use_dora": true)"},
+      {R"("bias": "none")", R"("bias": "lora_only")"},
+      {R"("modules_to_save": null)", R"("modules_to_save": ["lm_head"])"},
+  };
+  for (const auto& [plain, option] : cases) {
+    std::string json = saved;
+    ASSERT_NE(json.find(plain), std::string::npos) << plain;
+    json.replace(json.find(plain), plain.size(), option);
+    ASSERT_TRUE(WriteFileAtomically(dir.Path("adapter_config.json"), json).ok());
+    const absl::Status status = LoadLoraAdapter(*Fixture(), dir.path()).status();
+    EXPECT_THAT(status.message(), HasSubstr("adapter_config.json: ")) << option;
+    EXPECT_THAT(status.message(), HasSubstr(" is not implemented here")) << option;
+    EXPECT_THAT(status.message(), HasSubstr(option.substr(1, option.find('"', 1) - 1))) << status;
+  }
+}
+
 TEST(Lora, OnlyAdaptersReceiveGradients) {
   std::unique_ptr<CausalLM> model = Fixture();
   ASSERT_TRUE(AddLoraAdapters(*model, Config(), 1).ok());

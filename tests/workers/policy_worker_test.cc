@@ -415,6 +415,37 @@ TEST(PolicyWorker, ALoraCheckpointHoldsThePeftAdapterAndNotTheBaseWeights) {
   EXPECT_FALSE(Exists(dir.Path(std::string("actor/") + kModelFile)));
 }
 
+// verl's lora_adapter_path: LoRA training starts from a saved PEFT adapter, with the
+// adapter's own rank (4) over the recipe's (8, or 0: the path alone trains LoRA, as in
+// verl), and the reference is the base model under it.
+TEST(PolicyWorker, LoraStartsFromTheAdapterAtLoraAdapterPath) {
+  testing::TempDir dir("policy_lora_adapter_path");
+  auto trained = PolicyWorker::Create(CheckpointingSetup(/*lora_rank=*/4)).value();
+  const Batch batch = UpdateBatch(*trained, trained->GenerateSequences(Prompts()).value());
+  for (int update = 0; update < 2; ++update) ASSERT_TRUE(trained->UpdateActor(batch).ok());  // the first at lr 0
+  ASSERT_TRUE(trained->SaveCheckpoint(InDirectory(dir.Path("actor"))).ok());
+  const NamedTensors adapters = models::NamedLoraParameters(trained->model());
+  auto fresh = PolicyWorker::Create(TinySetup(/*lora_rank=*/4)).value();
+  ASSERT_THAT(Differences(adapters, models::NamedLoraParameters(fresh->model())), ::testing::Not(::testing::IsEmpty()));
+
+  PolicyWorkerSetup setup = TinySetup(/*lora_rank=*/8);
+  setup.recipe.mutable_actor()->mutable_model()->set_lora_adapter_path(dir.Path("actor/lora_adapter"));
+  auto started = PolicyWorker::Create(setup).value();
+  const NamedTensors loaded = models::NamedLoraParameters(started->model());
+  ASSERT_EQ(loaded.size(), adapters.size());
+  EXPECT_THAT(Differences(adapters, loaded), ::testing::IsEmpty());
+  EXPECT_EQ(loaded.front().second->size(0), 4);  // lora_A [r, in]
+
+  setup.recipe.mutable_actor()->mutable_model()->set_lora_rank(0);
+  auto without_rank = PolicyWorker::Create(setup).value();
+  EXPECT_THAT(Differences(adapters, models::NamedLoraParameters(without_rank->model())), ::testing::IsEmpty());
+  // The reference (use_kl_loss) is the base model: the fixture's own log-probs.
+  const Batch rollout = without_rank->GenerateSequences(Prompts()).value();
+  const at::Tensor ref = without_rank->ComputeRefLogProb(rollout).value().Tensor("ref_log_prob").value();
+  auto base = PolicyWorker::Create(TinySetup()).value();
+  EXPECT_TRUE(at::allclose(ref, base->ComputeRefLogProb(rollout).value().Tensor("ref_log_prob").value(), 1e-5, 1e-6));
+}
+
 // clip_cov detaches a random choice of tokens (here half of them: with the ratio's clip
 // wide open every token is a candidate); seeded by trainer.seed and the update count, a
 // resumed run chooses the same ones and stays bit-identical.
