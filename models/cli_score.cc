@@ -2,7 +2,8 @@
 // Input rows (JSON lines or Parquet, common/data_file_rows.h): {"ids": [...]} or
 // {"text": "..."} (encoded with the model directory's tokenizer, no special tokens
 // added). Output lines: {"ids": [...], "log_probs": [...]} with log_probs[i] =
-// log p(ids[i + 1] | ids[0..i]), so one fewer than the ids.
+// log p(ids[i + 1] | ids[0..i]), so one fewer than the ids. --adapter applies a PEFT LoRA
+// adapter (models/lora.h) to the model first.
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 
@@ -18,6 +19,7 @@
 #include "common/status_macros.h"
 #include "models/causal_lm.h"
 #include "models/cli_model.h"
+#include "models/lora.h"
 #include "models/token_scores.h"
 #include "models/tokenizer.h"
 
@@ -26,6 +28,7 @@ namespace {
 
 struct ScoreFlags {
   std::string model;
+  std::string adapter;
   std::string input;
   std::string output;
   std::string device = "cpu";
@@ -91,6 +94,7 @@ absl::Status Score(const ScoreFlags& f, std::ostream& out) {
   ASSIGN_OR_RETURN(options.device, OpenDevice(f.device));
   options.dtype = f.dtype == "bfloat16" ? at::kBFloat16 : at::kFloat;
   ASSIGN_OR_RETURN(std::unique_ptr<CausalLM> model, CausalLM::Load(f.model, options));
+  if (!f.adapter.empty()) RETURN_IF_ERROR(LoadLoraAdapter(*model, f.adapter).status());
   absl::StatusOr<std::unique_ptr<Tokenizer>> tokenizer = Tokenizer::Load(f.model);
   std::vector<std::vector<int64_t>> batch;
   auto flush = [&]() {
@@ -130,6 +134,8 @@ int RunScoreCommand(const std::vector<std::string>& args) {
                 "every token after the first given the ones before it:\n"
                 "  {\"ids\": [...], \"log_probs\": [...]}   (one fewer log-prob than ids)");
   flags.AddString("model", &f.model, "Hugging Face model directory");
+  flags.AddString("adapter", &f.adapter,
+                  "a PEFT LoRA adapter directory to apply (adapter_config.json, adapter_model.safetensors)");
   flags.AddString("input", &f.input, "JSON lines or Parquet rows with ids or text");
   flags.AddString("output", &f.output, "write here instead of stdout");
   flags.AddString("device", &f.device, "cpu or cuda:N");

@@ -74,6 +74,10 @@ std::string UnsupportedPeftOption(const nlohmann::json& json) {
   if (set("modules_to_save")) return "modules_to_save (whole modules trained beside the adapters)";
   if (set("rank_pattern") || set("alpha_pattern")) return "a rank or alpha per module (rank_pattern, alpha_pattern)";
   if (set("layers_to_transform")) return "layers_to_transform (adapters on some layers only)";
+  if (set("lora_bias")) return "lora_bias (a trained bias on lora_B)";
+  if (set("layer_replication")) return "layer_replication (layers repeated to widen the model)";
+  if (set("target_parameters")) return "target_parameters (adapters on parameters, not linear layers)";
+  if (set("trainable_token_indices")) return "trainable_token_indices (trained rows of the embeddings)";
   return "";
 }
 

@@ -41,8 +41,9 @@ absl::Status SaveLoraAdapter(CausalLM& model, const LoraConfig& config, const st
 // Reads a PEFT adapter directory into a model without adapters: adds adapters as the
 // config says and loads their weights. NotFound / DataLoss / InvalidArgument naming
 // the file and tensor; InvalidArgument naming the option for a PEFT option beyond plain
-// LoRA (use_rslora, use_dora, a bias, modules_to_save, rank_pattern / alpha_pattern,
-// layers_to_transform). Returns the config read; PEFT's list form of exclude_modules
+// LoRA (use_rslora, use_dora, a bias or lora_bias, modules_to_save, rank_pattern /
+// alpha_pattern, layers_to_transform, layer_replication, target_parameters,
+// trainable_token_indices). Returns the config read; PEFT's list form of exclude_modules
 // (names matched whole or as the last parts of a module's name) becomes the equivalent
 // regular expression.
 absl::StatusOr<LoraConfig> LoadLoraAdapter(CausalLM& model, const std::string& dir);

@@ -16,7 +16,11 @@ repository root after building:
    reward model's template: reward_model.model.input_tokenizer); transformers' chat
    template and AutoModelForSequenceClassification recompute the dumped scores of the
    first step (all but responses holding special tokens, which the dump's text skips).
-3. `rollout init-model --preset qwen2.5-0.5b` and `--preset qwen3-0.6b` (full width
+3. A LoRA adapter that peft writes (random A and B on q_proj, v_proj and down_proj of the
+   fixture; PEFT's full adapter_config.json) is applied by `rollout score --adapter` (what
+   actor.model.lora_adapter_path loads): per-token log-probs agree with PeftModel's
+   within 1e-4.
+4. `rollout init-model --preset qwen2.5-0.5b` and `--preset qwen3-0.6b` (full width
    and depth, the fixture's vocabulary) are scored by `rollout score` on cuda:0 in bfloat16 and by transformers
    in bfloat16; per-token log-probs must agree within bf16 tolerance.
 Prints one line per check and exits non-zero on any failure.
@@ -135,6 +139,31 @@ def reward_model_train_check(build, tmp):
                  f"{matched} of {len(lines)} within 1e-4; |score diff| by row {[f'{d:.1e}' for d in diffs]}")
 
 
+def peft_written_adapter_check(build, tmp):
+    from peft import LoraConfig, get_peft_model
+    torch.manual_seed(0)
+    model = AutoModelForCausalLM.from_pretrained(FIXTURE, dtype=torch.float32)
+    config = LoraConfig(r=4, lora_alpha=8, target_modules=["q_proj", "v_proj", "down_proj"],
+                        init_lora_weights=False, task_type="CAUSAL_LM")
+    peft_model = get_peft_model(model, config)
+    adapter = f"{tmp}/peft_written"
+    peft_model.save_pretrained(adapter)
+    ids = [1, 17, 42, 99, 7, 300, 5]
+    with torch.no_grad():
+        logp = peft_model(torch.tensor([ids])).logits[0].float().log_softmax(-1)
+    want = logp[:-1].gather(-1, torch.tensor(ids[1:])[:, None])[:, 0]
+    with open(f"{tmp}/peft_ids.jsonl", "w") as f:
+        f.write(json.dumps({"ids": ids}) + "\n")
+    run = subprocess.run([f"{build}/cli/rollout", "score", "--model", FIXTURE, "--adapter", adapter,
+                          "--input", f"{tmp}/peft_ids.jsonl"], capture_output=True, text=True)
+    if run.returncode != 0:
+        return check("rollout score --adapter reads the adapter peft writes", False, run.stderr.strip())
+    got = torch.tensor(json.loads(run.stdout)["log_probs"])
+    err = (got - want).abs().max().item()
+    return check("rollout score --adapter reads the adapter peft writes", err < 1e-4,
+                 f"max |log-prob diff| {err:.2e}")
+
+
 def gpu_score_check(build, tmp, preset):
     model_dir = f"{tmp}/{preset}"
     subprocess.run([f"{build}/cli/rollout", "init-model", "--out", model_dir, "--tokenizer",
@@ -164,6 +193,7 @@ def main():
     build = sys.argv[1] if len(sys.argv) > 1 else "build"
     with tempfile.TemporaryDirectory() as tmp:
         ok = export_checks(build, tmp)
+        ok &= peft_written_adapter_check(build, tmp)
         if torch.cuda.is_available():
             ok &= reward_model_train_check(build, tmp)
             for preset in ("qwen2.5-0.5b", "qwen3-0.6b"):

@@ -1,4 +1,6 @@
 // `rollout init-model` and `rollout score` through the real binary.
+#include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -7,6 +9,7 @@
 
 #include "common/file_util.h"
 #include "models/causal_lm.h"
+#include "models/lora.h"
 #include "tests/support/subprocess.h"
 #include "tests/support/temp_dir.h"
 
@@ -70,6 +73,42 @@ TEST(Score, LogProbsMatchHfForIdsAndText) {
   ASSERT_TRUE(std::getline(lines, line));
   const nlohmann::json text = nlohmann::json::parse(line);
   EXPECT_EQ(text["log_probs"].size() + 1, text["ids"].size());
+}
+
+// --adapter: the log-probs of the model with a PEFT adapter applied, as the same model
+// with that adapter scores in process; a missing adapter is an error naming its file.
+TEST(Score, AnAdapterIsAppliedToTheModel) {
+  TempDir dir("score_adapter");
+  std::unique_ptr<CausalLM> adapted = CausalLM::Load(kFixture, LoadOptions()).value();
+  LoraConfig config;
+  config.options.rank = 4;
+  config.target_modules = {"q_proj", "down_proj"};
+  ASSERT_TRUE(AddLoraAdapters(*adapted, config, 1).ok());
+  at::manual_seed(3);
+  for (auto& [name, tensor] : NamedLoraParameters(*adapted)) {
+    c10::NoGradGuard no_grad;
+    tensor->normal_(0, 0.05);
+  }
+  ASSERT_TRUE(SaveLoraAdapter(*adapted, config, dir.Path("adapter"), kFixture).ok());
+  const std::vector<int64_t> ids = {1, 17, 42, 99, 7, 300};
+  const std::string input = dir.Write("in.jsonl", nlohmann::json{{"ids", ids}}.dump() + "\n");
+  CommandResult run = Rollout({"score", "--model", kFixture, "--adapter", dir.Path("adapter"), "--input", input});
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  const std::vector<float> got = nlohmann::json::parse(run.output)["log_probs"];
+  c10::NoGradGuard no_grad;
+  const int64_t t = static_cast<int64_t>(ids.size());
+  const at::Tensor hidden =
+      adapted->Forward(at::tensor(ids, at::kLong).view({1, t}), at::arange(t, at::kLong).view({1, t}), at::Tensor());
+  const at::Tensor targets = at::tensor(ids, at::kLong).narrow(0, 1, t - 1).unsqueeze(1);
+  const at::Tensor want = adapted->Logits(hidden)[0].log_softmax(-1).narrow(0, 0, t - 1).gather(1, targets);
+  ASSERT_EQ(static_cast<int64_t>(got.size()), t - 1);
+  for (int64_t i = 0; i + 1 < t; ++i) EXPECT_NEAR(got[i], want[i][0].item<float>(), 1e-5) << i;
+  CommandResult plain = Rollout({"score", "--model", kFixture, "--input", input});
+  ASSERT_EQ(plain.exit_code, 0) << plain.output;
+  EXPECT_NE(nlohmann::json::parse(plain.output)["log_probs"], nlohmann::json::parse(run.output)["log_probs"]);
+  CommandResult missing = Rollout({"score", "--model", kFixture, "--adapter", dir.Path("none"), "--input", input});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_THAT(missing.output, HasSubstr(dir.Path("none/adapter_config.json")));
 }
 
 TEST(Score, BadLineNamesFileAndLine) {
