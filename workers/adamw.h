@@ -1,9 +1,18 @@
 // AdamW over a model's trainable tensors (torch.optim.AdamW semantics: decoupled
-// weight decay, bias correction; optimizer state in each parameter's dtype and device),
-// or torch.optim.Adam's (weight decay as an L2 term in the gradient) with
+// weight decay, bias correction; optimizer state on each parameter's device), or
+// torch.optim.Adam's (weight decay as an L2 term in the gradient) with
 // decoupled_weight_decay false: optim.optimizer's AdamW and Adam. Only parameters with a
 // gradient are stepped; state is created on a parameter's first step. The state is
 // the same for both, so a checkpoint of one resumes with the other.
+//
+// Mixed precision, as verl's FSDP actor (model_dtype fp32, compute in bfloat16): a
+// bfloat16 or float16 parameter steps through a float32 master copy kept in its state,
+// with float32 moments and its gradient taken to float32; the parameter then holds the
+// master rounded to its dtype. Stepping the parameter itself would lose every update
+// below half its ulp: at lr 1e-6 a bfloat16 weight of 0.02 (ulp 1.2e-4) never moves.
+// The master follows writes made to its parameter outside Step (a checkpoint's weights,
+// a weight sync): an element whose parameter no longer equals the master's rounding
+// starts again from the parameter's value.
 #pragma once
 
 #include <ATen/core/Tensor.h>
@@ -39,18 +48,24 @@ class AdamW {
   // One parameter's state. All three are undefined until the parameter's first step:
   // a parameter that never had a gradient has no state (not zeros).
   struct State {
-    at::Tensor exp_avg;     // the parameter's shape, dtype and device
+    // The parameter's shape and device; float32 for a bfloat16 or float16 parameter,
+    // else the parameter's dtype.
+    at::Tensor exp_avg;
     at::Tensor exp_avg_sq;  // likewise
     at::Tensor step;        // float32 scalar on the parameter's device
+    // A bfloat16 or float16 parameter's float32 master copy; undefined for a float32
+    // parameter (and until the first step).
+    at::Tensor master;
   };
   // Parallel to the `params` given at construction (checkpoints save these).
   const std::vector<State>& states() const { return states_; }
   // Replaces every parameter's state with `states`: tensors that already have the
-  // parameter's device and dtype (the step: float32) are taken over, not copied — the
+  // state's device and dtype (the step: float32) are taken over, not copied — the
   // optimizer updates them in place, so the caller must hand over tensors nothing else
-  // uses (a checkpoint load's); others are converted. InvalidArgument, changing
-  // nothing, when the count differs, a state is partly defined, or a shape does not
-  // match its parameter's.
+  // uses (a checkpoint load's); others are converted. A master is optional (without
+  // one the next step starts from the parameter) and dropped for a float32 parameter.
+  // InvalidArgument, changing nothing, when the count differs, a state is partly
+  // defined, or a shape does not match its parameter's.
   absl::Status RestoreStates(std::vector<State> states);
 
  private:

@@ -23,6 +23,7 @@ namespace rollout::workers {
 namespace {
 
 constexpr const char* kStateSuffixes[] = {".exp_avg", ".exp_avg_sq", ".step"};
+constexpr char kMasterSuffix[] = ".master";
 
 // A file of a part that load_contents asks for and the checkpoint lacks is the
 // recipe's to fix, not damage: NotFound becomes FailedPrecondition.
@@ -114,12 +115,13 @@ absl::Status SaveOptimizer(const RoleCheckpoint& role, const std::string& path) 
     tensors.emplace_back(name + kStateSuffixes[0], states[i].exp_avg);
     tensors.emplace_back(name + kStateSuffixes[1], states[i].exp_avg_sq);
     tensors.emplace_back(name + kStateSuffixes[2], states[i].step);
+    if (states[i].master.defined()) tensors.emplace_back(name + kMasterSuffix, states[i].master);
   }
   return models::WriteSafetensors(path, tensors);
 }
 
 // The state of trainable tensor `name` from `loaded` (file entries by name): all three
-// entries, or none (never stepped).
+// entries and an optional master, or none (never stepped).
 absl::StatusOr<AdamW::State> TakeOptimizerState(std::map<std::string, at::Tensor>& loaded,
                                                 const std::string& path, const std::string& name) {
   std::vector<at::Tensor> parts;
@@ -129,12 +131,17 @@ absl::StatusOr<AdamW::State> TakeOptimizerState(std::map<std::string, at::Tensor
     parts.push_back(std::move(it->second));
     loaded.erase(it);
   }
-  if (parts.empty()) return AdamW::State();
+  at::Tensor master;
+  if (auto it = loaded.find(name + kMasterSuffix); it != loaded.end()) {
+    master = std::move(it->second);
+    loaded.erase(it);
+  }
+  if (parts.empty() && !master.defined()) return AdamW::State();
   if (parts.size() != 3) {
     return absl::DataLossError(absl::StrCat(path, ": the state of ", name,
                                             " lacks some of exp_avg, exp_avg_sq and step"));
   }
-  return AdamW::State{parts[0], parts[1], parts[2]};
+  return AdamW::State{parts[0], parts[1], parts[2], master};
 }
 
 absl::Status LoadOptimizer(const RoleCheckpoint& role, const std::string& path) {

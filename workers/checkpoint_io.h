@@ -9,7 +9,9 @@
 //              tokenizer files, as verl writes them: small, and what `rollout ckpt
 //              export` needs (workers/checkpoint_export.h)
 //   optimizer  optim.safetensors: AdamW's "<name>.exp_avg", "<name>.exp_avg_sq" and
-//              "<name>.step" for each trained tensor that has stepped; a tensor that
+//              "<name>.step" for each trained tensor that has stepped, and for a
+//              bfloat16 / float16 one its float32 "<name>.master" (workers/adamw.h), so
+//              that a resumed run goes on from the same float32 weights; a tensor that
 //              never had a gradient has no entries and loads as "no state"
 //   extra      extra_state.json: {"updates": N, "rng": {"cpu": hex, ...}}: the number of
 //              updates (the LR schedule's position) and the random generators' states

@@ -1,7 +1,10 @@
 #include "workers/adamw.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
 #include <gtest/gtest.h>
+
+#include <memory>
 
 #include "workers/role_options.h"
 
@@ -58,6 +61,81 @@ TEST(AdamW, OptionsFollowTheRecipesOptimizer) {
   optim.set_weight_decay(0.1);
   EXPECT_FALSE(AdamWFrom(optim).decoupled_weight_decay);
   EXPECT_EQ(AdamWFrom(optim).weight_decay, 0.1);
+}
+
+// Random weights of a trained model's scale (0.02) and bfloat16 gradients, for `steps`
+// steps at lr 1e-6: the bfloat16 parameter and a float32 one stepped on the same
+// gradients, which the former must equal rounded.
+struct MixedPrecisionRun {
+  explicit MixedPrecisionRun(int64_t size) {
+    at::manual_seed(11);
+    reference = (at::randn({size}) * 0.02).set_requires_grad(true);
+    param = reference.detach().to(at::kBFloat16).set_requires_grad(true);
+    reference.detach().copy_(param.detach());  // both start from the bfloat16 weights
+    AdamWOptions options;
+    options.lr = 1e-6;
+    optimizer = std::make_unique<AdamW>(std::vector<at::Tensor*>{&param}, options);
+    reference_optimizer = std::make_unique<AdamW>(std::vector<at::Tensor*>{&reference}, options);
+  }
+  void Steps(int steps) {
+    for (int i = 0; i < steps; ++i) {
+      const at::Tensor grad = at::randn(param.sizes()).to(at::kBFloat16);
+      param.mutable_grad() = grad;
+      reference.mutable_grad() = grad.to(at::kFloat);
+      optimizer->Step();
+      reference_optimizer->Step();
+    }
+  }
+  at::Tensor param, reference;
+  std::unique_ptr<AdamW> optimizer, reference_optimizer;
+};
+
+// verl's FSDP actor steps float32 weights and computes in bfloat16. Stepped in bfloat16
+// itself, a weight of 0.02 (ulp 1.2e-4) would not move at lr 1e-6.
+TEST(AdamW, Bfloat16ParametersStepThroughAFloat32Master) {
+  MixedPrecisionRun run(4096);
+  const at::Tensor start = run.param.detach().clone();
+  run.Steps(20);
+  const AdamW::State& state = run.optimizer->states()[0];
+  EXPECT_EQ(state.master.scalar_type(), at::kFloat);
+  EXPECT_EQ(state.exp_avg.scalar_type(), at::kFloat);
+  EXPECT_EQ(state.exp_avg_sq.scalar_type(), at::kFloat);
+  EXPECT_EQ(run.param.scalar_type(), at::kBFloat16);
+  EXPECT_TRUE(at::equal(state.master, run.reference.detach()));
+  EXPECT_TRUE(at::equal(run.param.detach(), run.reference.detach().to(at::kBFloat16)));
+  // 20 updates of ~1e-6 cross a rounding boundary for a fair share of the weights.
+  const double moved = run.param.detach().ne(start).to(at::kFloat).mean().item<double>();
+  EXPECT_GT(moved, 0.05) << "fraction of bfloat16 weights that changed";
+}
+
+// A write to the parameter between steps (a checkpoint's weights, a weight sync) is what
+// the master goes on from, element by element; elements left alone keep their master.
+TEST(AdamW, AMasterFollowsWritesToItsParameter) {
+  MixedPrecisionRun run(64);
+  run.Steps(3);
+  c10::NoGradGuard no_grad;
+  const at::Tensor written = at::full({32}, 0.5).to(at::kBFloat16);
+  run.param.narrow(0, 0, 32).copy_(written);
+  run.reference.narrow(0, 0, 32).copy_(written);
+  run.Steps(3);
+  EXPECT_TRUE(at::equal(run.optimizer->states()[0].master, run.reference.detach()));
+  EXPECT_TRUE(at::equal(run.param.detach(), run.reference.detach().to(at::kBFloat16)));
+}
+
+TEST(AdamW, RestoredStatesKeepALowPrecisionParametersMasterOnly) {
+  at::Tensor low = at::zeros({2}, at::kBFloat16).set_requires_grad(true);
+  at::Tensor full = at::zeros({2}).set_requires_grad(true);
+  AdamW optimizer({&low, &full}, AdamWOptions());
+  auto state = [](at::ScalarType dtype) {
+    return AdamW::State{at::zeros({2}, dtype), at::zeros({2}, dtype), at::ones({}), at::full({2}, 1e-3)};
+  };
+  ASSERT_TRUE(optimizer.RestoreStates({state(at::kBFloat16), state(at::kFloat)}).ok());
+  EXPECT_EQ(optimizer.states()[0].exp_avg.scalar_type(), at::kFloat);
+  EXPECT_TRUE(at::equal(optimizer.states()[0].master, at::full({2}, 1e-3)));
+  EXPECT_FALSE(optimizer.states()[1].master.defined());
+  AdamW::State misshapen = state(at::kFloat);
+  misshapen.master = at::zeros({3});
+  EXPECT_FALSE(optimizer.RestoreStates({misshapen, state(at::kFloat)}).ok());
 }
 
 TEST(AdamW, ParametersWithoutGradientsStayPut) {

@@ -27,10 +27,10 @@ CheckpointParts Parts(bool model, bool optimizer, bool extra) {
 
 // Two trainable tensors, "a" and "b", with their optimizer and update counter.
 struct Learner {
-  explicit Learner(uint64_t seed) {
+  explicit Learner(uint64_t seed, at::ScalarType dtype = at::kFloat) {
     at::manual_seed(seed);
-    a = at::randn({3, 2}).set_requires_grad(true);
-    b = at::randn({4}).set_requires_grad(true);
+    a = at::randn({3, 2}).to(dtype).set_requires_grad(true);
+    b = at::randn({4}).to(dtype).set_requires_grad(true);
     optimizer = std::make_unique<AdamW>(std::vector<at::Tensor*>{&a, &b}, AdamWOptions());
   }
   RoleCheckpoint Checkpoint() {
@@ -81,6 +81,34 @@ TEST(CheckpointIo, ATensorThatNeverHadAGradientRoundTripsWithoutOptimizerState) 
   EXPECT_TRUE(at::equal(restored.a, trained.a));
   EXPECT_TRUE(at::equal(restored.b, trained.b));
   EXPECT_EQ(restored.optimizer->states()[1].step.item<float>(), 1);
+}
+
+// A bfloat16 tensor's float32 master goes into the optimizer file, so a resumed run steps
+// on from the same float32 weights as one without the interruption (from the rounded
+// weights alone its updates of lr 1e-6 would drift from the uninterrupted run's).
+TEST(CheckpointIo, ABfloat16TensorsMasterRoundTrips) {
+  testing::TempDir dir("ckpt_io_master");
+  Learner trained(5, at::kBFloat16);
+  auto grads = [](int step) {
+    at::manual_seed(100 + step);
+    return std::make_pair(at::randn({3, 2}).to(at::kBFloat16), at::randn({4}).to(at::kBFloat16));
+  };
+  for (int step = 0; step < 2; ++step) trained.Step(grads(step).first, grads(step).second);
+  ASSERT_TRUE(SaveRoleCheckpoint(trained.Checkpoint(), Parts(true, true, false), dir.path()).ok());
+  const auto reader = models::SafetensorsReader::OpenFile(dir.Path(kOptimizerFile)).value();
+  EXPECT_THAT(reader->Names(), ::testing::IsSupersetOf({"a.master", "b.master"}));
+
+  Learner restored(6, at::kBFloat16);
+  ASSERT_TRUE(LoadRoleCheckpoint(restored.Checkpoint(), Parts(true, true, false), dir.path()).ok());
+  for (int step = 2; step < 5; ++step) {
+    for (Learner* learner : {&trained, &restored}) learner->Step(grads(step).first, grads(step).second);
+  }
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(restored.optimizer->states()[i].master.scalar_type(), at::kFloat);
+    EXPECT_TRUE(at::equal(restored.optimizer->states()[i].master, trained.optimizer->states()[i].master)) << i;
+  }
+  EXPECT_TRUE(at::equal(restored.a, trained.a));
+  EXPECT_TRUE(at::equal(restored.b, trained.b));
 }
 
 TEST(CheckpointIo, ExtraRestoresTheUpdateCountAndTheRandomStream) {
