@@ -69,6 +69,15 @@ void AdamW::Step() {
   for (size_t i : from_masters) params_[i]->copy_(states_[i].master);
 }
 
+void AdamW::WidenGradients() {
+  for (at::Tensor* param : params_) {
+    const at::Tensor& grad = param->grad();
+    if (grad.defined() && SteppedInFloat32(*param) && grad.scalar_type() != at::kFloat) {
+      param->mutable_grad() = grad.to(at::kFloat);
+    }
+  }
+}
+
 void AdamW::ZeroGrad() {
   for (at::Tensor* param : params_) {
     if (param->grad().defined()) param->mutable_grad() = at::Tensor();

@@ -7,8 +7,8 @@
 //
 // Mixed precision, as verl's FSDP actor (model_dtype fp32, compute in bfloat16): a
 // bfloat16 or float16 parameter steps through a float32 master copy kept in its state,
-// with float32 moments and its gradient taken to float32; the parameter then holds the
-// master rounded to its dtype. Stepping the parameter itself would lose every update
+// with float32 moments and its gradient in float32 (WidenGradients); the parameter then
+// holds the master rounded to its dtype. Stepping the parameter itself would lose every update
 // below half its ulp: at lr 1e-6 a bfloat16 weight of 0.02 (ulp 1.2e-4) never moves.
 // The master follows writes made to its parameter outside Step (a checkpoint's weights,
 // a weight sync): an element whose parameter no longer equals the master's rounding
@@ -42,6 +42,12 @@ class AdamW {
   const AdamWOptions& options() const { return options_; }
 
   void Step();
+  // Gives the gradient of every bfloat16 / float16 parameter float32 storage, so that
+  // the backward passes after it add into it in float32 (autograd adds a new gradient
+  // into an existing one in place, whatever its dtype): verl's float32 gradient
+  // accumulation over a mini-batch's micro-batches. Float32 gradients, and parameters
+  // without one, are left as they are.
+  void WidenGradients();
   // Drops every gradient (the next backward allocates fresh ones).
   void ZeroGrad();
 

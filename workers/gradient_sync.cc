@@ -33,11 +33,11 @@ absl::Status AverageGradients(Communicator& communicator, const std::vector<at::
     at::Tensor* param = params[i];
     const int64_t numel = param->numel();
     if (present_at[i] > 0) {
-      const at::Tensor mean = buffer.narrow(0, offset, numel).view(param->sizes()).to(param->scalar_type());
+      const at::Tensor mean = buffer.narrow(0, offset, numel).view(param->sizes());
       if (param->grad().defined()) {
-        param->mutable_grad().copy_(mean);
+        param->mutable_grad().copy_(mean);  // in the gradient's dtype (float32 once widened)
       } else {
-        param->mutable_grad() = mean.clone();
+        param->mutable_grad() = mean.to(param->scalar_type(), /*non_blocking=*/false, /*copy=*/true);
       }
     }
     offset += numel;

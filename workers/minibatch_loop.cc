@@ -57,6 +57,7 @@ absl::Status RunMiniBatch(const std::vector<RowRange>& micro_batches, const Mini
                           const MicroBatchStep& step, const MiniBatchCheck& check, MiniBatchResult* result) {
   for (const RowRange& micro : micro_batches) {
     RETURN_IF_ERROR(step(micro.start, micro.rows, static_cast<double>(micro.rows) / plan.mini_batch_rows));
+    optimizer.WidenGradients();
   }
   if (check) RETURN_IF_ERROR(check());
   if (plan.data_parallel != nullptr) RETURN_IF_ERROR(AverageGradients(*plan.data_parallel, trainable));

@@ -1,5 +1,6 @@
 // The optimisation loop verl's actor and critic share: ppo_epochs passes over a batch in
-// mini-batches, each a sum of micro-batch gradients (gradient accumulation), averaged
+// mini-batches, each a sum of micro-batch gradients (gradient accumulation, in float32
+// for bfloat16 parameters as verl's FSDP: AdamW::WidenGradients), averaged
 // over the data-parallel ranks, clipped, then one optimizer step — skipped when the
 // gradient norm is not finite, as verl does, so one bad batch cannot poison the weights.
 #pragma once

@@ -58,5 +58,18 @@ TEST(AdamWCuda, Bfloat16MastersMatchTheCpuLoop) {
   }
 }
 
+// LibTorch 2.x's autograd adds a bfloat16 micro-batch gradient into a widened float32
+// one in place, on the GPU as on the CPU.
+TEST(AdamWCuda, WidenedGradientsAccumulateInFloat32) {
+  at::Tensor param = at::ones({4}, at::TensorOptions().device(at::kCUDA).dtype(at::kBFloat16))
+                         .set_requires_grad(true);
+  AdamW optimizer({&param}, AdamWOptions());
+  param.sum().backward();
+  optimizer.WidenGradients();
+  (param * (1.0 / 512)).sum().backward();
+  ASSERT_EQ(param.grad().scalar_type(), at::kFloat);
+  EXPECT_TRUE(at::equal(param.grad().cpu(), at::full({4}, 1.0f + 1.0f / 512)));
+}
+
 }  // namespace
 }  // namespace rollout::workers

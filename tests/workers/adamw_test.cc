@@ -122,6 +122,23 @@ TEST(AdamW, AMasterFollowsWritesToItsParameter) {
   EXPECT_TRUE(at::equal(run.param.detach(), run.reference.detach().to(at::kBFloat16)));
 }
 
+// Micro-batch gradients add up in float32: 1/512 is below half a bfloat16 ulp of 1, so
+// summed in bfloat16 it would vanish.
+TEST(AdamW, WidenedGradientsAccumulateMicroBatchesInFloat32) {
+  at::Tensor param = at::ones({4}, at::kBFloat16).set_requires_grad(true);
+  AdamW optimizer({&param}, AdamWOptions());
+  param.sum().backward();
+  optimizer.WidenGradients();
+  ASSERT_EQ(param.grad().scalar_type(), at::kFloat);
+  (param * (1.0 / 512)).sum().backward();
+  EXPECT_EQ(param.grad().scalar_type(), at::kFloat);
+  EXPECT_TRUE(at::equal(param.grad(), at::full({4}, 1.0f + 1.0f / 512)));
+  optimizer.WidenGradients();  // float32 already: kept
+  EXPECT_TRUE(at::equal(param.grad(), at::full({4}, 1.0f + 1.0f / 512)));
+  optimizer.Step();
+  EXPECT_EQ(param.scalar_type(), at::kBFloat16);
+}
+
 TEST(AdamW, RestoredStatesKeepALowPrecisionParametersMasterOnly) {
   at::Tensor low = at::zeros({2}, at::kBFloat16).set_requires_grad(true);
   at::Tensor full = at::zeros({2}).set_requires_grad(true);

@@ -57,6 +57,26 @@ TEST(RunMiniBatches, VisitsEveryMicroBatchWithItsShareAndStepsOncePerMiniBatch) 
   EXPECT_FALSE(weight.grad().defined());  // dropped after the loop
 }
 
+// A bfloat16 parameter's micro-batch gradients add up in float32, as verl's FSDP does:
+// the check after the micro-batches sees 1 + 1/512, which bfloat16 would round to 1.
+TEST(RunMiniBatches, Bfloat16GradientsAccumulateInFloat32) {
+  at::Tensor weight = at::zeros({1}, at::kBFloat16).set_requires_grad(true);
+  AdamW optimizer({&weight}, AdamWOptions());
+  at::Tensor seen;
+  const auto result = RunMiniBatches(
+      2, {}, Plan(2, 1, 1), {&weight}, optimizer,
+      [&](int64_t start, int64_t, double) {
+        (weight * (start == 0 ? 1.0 : 1.0 / 512)).sum().backward();
+        return absl::OkStatus();
+      },
+      [&] {
+        seen = weight.grad().clone();
+        return absl::OkStatus();
+      });
+  ASSERT_TRUE(result.ok()) << result.status();
+  EXPECT_TRUE(at::equal(seen, at::full({1}, 1.0f + 1.0f / 512))) << seen;
+}
+
 // verl's split: rows that do not fill the last mini-batch form a smaller one, whose
 // micro-batches keep their share of a full mini-batch.
 TEST(RunMiniBatches, TheRowsLeftOverFormASmallerLastMiniBatch) {
