@@ -18,13 +18,9 @@ TEST(MegatronLrSchedule, TheActorsLearningRateFollowsMegatronsLinearDecay) {
   testing::TempDir dir("megatron_lr_schedule");
   ASSERT_EQ(RolloutIn(dir.path(), {"gen-data", "arithmetic", "--out", "data", "--train", "8", "--val", "2"}).exit_code,
             0);
-  const std::string source = ROLLOUT_SOURCE_DIR;
-  const testing::CommandResult train = RolloutIn(
-      dir.path(),
-      {"train", source + "/recipes/grpo_arith.yaml", "data.train_files=[data/train.jsonl]",
-       "data.val_files=[data/val.jsonl]", "actor.model.path=" + source + "/tests/data/tiny-qwen2",
-       "trainer.device=cpu", "trainer.total_training_steps=3", "trainer.test_freq=-1", "trainer.val_before_train=false",
-       "trainer.save_freq=-1", "trainer.logger=[console,jsonl]", "data.train_batch_size=2",
+  const testing::CommandResult train = testing::RunRecipeOnCpu(
+      dir.path(), "grpo_arith.yaml", "data/train.jsonl", "data/val.jsonl", 3,
+      {"trainer.test_freq=-1", "trainer.val_before_train=false", "data.train_batch_size=2",
        "actor.ppo_mini_batch_size=2", "actor.ppo_micro_batch_size_per_gpu=4", "rollout.n=2",
        "rollout.cpu_kv_cache_gib=0.05", "data.max_response_length=4", "actor_rollout_ref.actor.optim.lr=1e-5",
        "actor_rollout_ref.actor.optim.lr_decay_style=linear", "actor_rollout_ref.actor.optim.min_lr=1e-6",

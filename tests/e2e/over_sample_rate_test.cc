@@ -25,15 +25,11 @@ TEST(OverSampleRate, TrainingRolloutsStopOnceEnoughSamplesFinishedAndTrainPastTh
   testing::TempDir dir("over_sample_rate");
   ASSERT_EQ(
       RolloutIn(dir.path(), {"gen-data", "arithmetic", "--out", "data", "--train", "16", "--val", "2"}).exit_code, 0);
-  const std::string source = ROLLOUT_SOURCE_DIR;
   // max_num_seqs 2 runs one prompt's group (n = 2) at a time, so the second group's end
   // reaches the target of 4 of 8 and the last two groups are aborted before they start.
-  const testing::CommandResult train = RolloutIn(
-      dir.path(),
-      {"train", source + "/recipes/grpo_arith.yaml", "data.train_files=[data/train.jsonl]",
-       "data.val_files=[data/val.jsonl]", "actor.model.path=" + source + "/tests/data/tiny-qwen2",
-       "trainer.device=cpu", "trainer.total_training_steps=2", "trainer.test_freq=2", "trainer.save_freq=-1",
-       "trainer.logger=[console,jsonl]", "data.train_batch_size=4", "actor.ppo_mini_batch_size=4",
+  const testing::CommandResult train = testing::RunRecipeOnCpu(
+      dir.path(), "grpo_arith.yaml", "data/train.jsonl", "data/val.jsonl", 2,
+      {"trainer.test_freq=2", "data.train_batch_size=4", "actor.ppo_mini_batch_size=4",
        "actor.ppo_micro_batch_size_per_gpu=4", "rollout.n=2", "rollout.cpu_kv_cache_gib=0.05",
        "data.max_response_length=8", "rollout.max_num_seqs=2", "actor_rollout_ref.rollout.over_sample_rate=0.5",
        "trainer.rollout_data_dir=dumps"});
