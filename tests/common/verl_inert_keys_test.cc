@@ -94,6 +94,15 @@ TEST_F(VerlInertKeys, ARaisedPositionLimitLoads) {
   EXPECT_THAT(loaded->ignored_verl_keys[0], HasSubstr("positions here are not bounded by it"));
 }
 
+// verl's pure-bfloat16 training (fsdp_config.model_dtype: bf16) is ignored with what
+// this project does instead: float32 masters, as verl's default.
+TEST_F(VerlInertKeys, TheActorsModelDtypeIsIgnoredWithTheTrainingPrecision) {
+  const absl::StatusOr<LoadedRecipe> loaded = Load({"actor_rollout_ref.actor.fsdp_config.model_dtype=bf16"});
+  ASSERT_TRUE(loaded.ok()) << loaded.status();
+  ASSERT_EQ(loaded->ignored_verl_keys.size(), 1u);
+  EXPECT_THAT(loaded->ignored_verl_keys[0], HasSubstr("always trains as verl's default, on float32 master weights"));
+}
+
 // From verl's PPO examples: the critic's, the data's and the rollout's machinery.
 TEST_F(VerlInertKeys, AVerlPpoCommandLineLoads) {
   const absl::StatusOr<LoadedRecipe> loaded =
