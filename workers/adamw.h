@@ -8,11 +8,11 @@
 // Mixed precision, as verl's FSDP actor (model_dtype fp32, compute in bfloat16): a
 // bfloat16 or float16 parameter steps through a float32 master copy kept in its state,
 // with float32 moments and its gradient in float32 (WidenGradients); the parameter then
-// holds the master rounded to its dtype. Stepping the parameter itself would lose every update
-// below half its ulp: at lr 1e-6 a bfloat16 weight of 0.02 (ulp 1.2e-4) never moves.
-// The master follows writes made to its parameter outside Step (a checkpoint's weights,
-// a weight sync): an element whose parameter no longer equals the master's rounding
-// starts again from the parameter's value.
+// holds the master rounded to its dtype. Stepping the parameter itself would lose every
+// update below half its ulp: at lr 1e-6 a bfloat16 weight of 0.02 (ulp 1.2e-4) never
+// moves. The master follows writes made to its parameter outside Step (a checkpoint's
+// weights, a weight sync): an element whose parameter no longer equals the master's
+// rounding starts again from the parameter's value.
 #pragma once
 
 #include <ATen/core/Tensor.h>
