@@ -3,77 +3,16 @@
 #include <ATen/ATen.h>
 
 #include <cmath>
-#include <tuple>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "algorithms/advantage_inputs.h"
 #include "algorithms/masked_ops.h"
+#include "algorithms/optimal_token_baseline.h"
 #include "common/status_macros.h"
 
 namespace rollout::algorithms {
 namespace {
-
-std::string ShapeOf(const at::Tensor& tensor) {
-  return absl::StrCat("[", absl::StrJoin(tensor.sizes(), ", "), "]");
-}
-
-// token_level_rewards must be [B, T] floating and finite.
-absl::Status CheckRewards(const at::Tensor& rewards) {
-  if (!rewards.defined()) return absl::InvalidArgumentError("token_level_rewards is missing");
-  if (rewards.dim() != 2 || !at::isFloatingType(rewards.scalar_type())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("token_level_rewards must be [B, T] floating; got ", ShapeOf(rewards), " ",
-                     c10::toString(rewards.scalar_type())));
-  }
-  return CheckFinite(rewards, "token_level_rewards");
-}
-
-// A [B, T] companion of the rewards (the mask, or floating values when `floating`),
-// finite, returned in the rewards' dtype and on their device.
-absl::StatusOr<at::Tensor> TokenTensorLike(const at::Tensor& tensor, const std::string& name,
-                                           const at::Tensor& rewards, bool floating) {
-  if (!tensor.defined()) {
-    return absl::InvalidArgumentError(absl::StrCat(name, " is missing; expected ", ShapeOf(rewards),
-                                                   " like token_level_rewards"));
-  }
-  if (tensor.sizes() != rewards.sizes()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        name, " must be ", ShapeOf(rewards), " like token_level_rewards; got ", ShapeOf(tensor)));
-  }
-  if (floating && !at::isFloatingType(tensor.scalar_type())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, " must be floating; got ", c10::toString(tensor.scalar_type())));
-  }
-  RETURN_IF_ERROR(CheckFinite(tensor, name));
-  return tensor.to(rewards.device(), rewards.scalar_type());
-}
-
-// A [B] per-row input: int64 group ids (`floating` false) or floating scores, returned on
-// the rewards' device (floating ones in the rewards' dtype).
-absl::StatusOr<at::Tensor> RowTensorLike(const at::Tensor& tensor, const std::string& name,
-                                         const at::Tensor& rewards, bool floating) {
-  const int64_t batch = rewards.size(0);
-  if (!tensor.defined()) {
-    return absl::InvalidArgumentError(absl::StrCat(name, " is missing; expected [", batch, "]"));
-  }
-  if (tensor.dim() != 1 || tensor.size(0) != batch) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, " must be [", batch, "] (one per row); got ", ShapeOf(tensor)));
-  }
-  if (!floating) {
-    if (tensor.scalar_type() != at::kLong) {
-      return absl::InvalidArgumentError(absl::StrCat(name, " must be int64 group ids; got ",
-                                                     c10::toString(tensor.scalar_type())));
-    }
-    return tensor.to(rewards.device());
-  }
-  if (!at::isFloatingType(tensor.scalar_type())) {
-    return absl::InvalidArgumentError(
-        absl::StrCat(name, " must be floating; got ", c10::toString(tensor.scalar_type())));
-  }
-  RETURN_IF_ERROR(CheckFinite(tensor, name));
-  return tensor.to(rewards.device(), rewards.scalar_type());
-}
 
 // Validated rewards, mask (rewards' dtype) and group ids of the outcome estimators.
 struct OutcomeInputs {
@@ -90,18 +29,6 @@ absl::StatusOr<OutcomeInputs> PrepareOutcome(const at::Tensor& rewards, const at
   ASSIGN_OR_RETURN(out.index, RowTensorLike(index, "index", rewards, false));
   out.scores = rewards.sum(-1);
   return out;
-}
-
-// Each row's group id as a dense position in [0, groups) ("inverse"), and the group count.
-struct DenseGroups {
-  at::Tensor of_row;  // [B] int64
-  int64_t count;
-};
-
-DenseGroups Densify(const at::Tensor& index) {
-  const auto unique =
-      at::_unique2(index, /*sorted=*/true, /*return_inverse=*/true, /*return_counts=*/false);
-  return {std::get<1>(unique), std::get<0>(unique).size(0)};
 }
 
 // Statistics of each row's group, gathered back to rows: [B] each, scores' dtype.
@@ -402,6 +329,16 @@ const Estimator kEstimators[] = {
     {"rloo_vectorized",
      [](const AdvantageInputs& in, const AdvantageOptions&) {
        return RlooVectorizedAdvantages(in.token_level_rewards, in.response_mask, in.index);
+     }},
+    {"optimal_token_baseline",
+     [](const AdvantageInputs& in, const AdvantageOptions&) {
+       return OptimalTokenBaselineAdvantages(in.token_level_rewards, in.response_mask, in.index, in.old_log_probs,
+                                             in.sum_pi_squared, in.rollout_is_weights);
+     }},
+    {"tir_optimal_token_baseline",
+     [](const AdvantageInputs& in, const AdvantageOptions&) {
+       return TirOptimalTokenBaselineAdvantages(in.token_level_rewards, in.response_mask, in.index,
+                                                in.old_log_probs, in.sum_pi_squared, in.rollout_is_weights);
      }},
 };
 

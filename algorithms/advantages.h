@@ -44,6 +44,13 @@ struct AdvantageInputs {
   at::Tensor values;               // [B, T] floating critic values; gae
   at::Tensor index;                // [B] int64 group ids; the group-relative estimators
   at::Tensor reward_baselines;     // [B] floating greedy-rollout scores; remax
+  // [B, T] floating: the actor's log-probs of the sampled tokens and the sums of squared
+  // probabilities (actor.calculate_sum_pi_squared); the optimal_token_baseline estimators.
+  at::Tensor old_log_probs;
+  at::Tensor sum_pi_squared;
+  // [B, T] floating, optional: the rollout correction's weights; the optimal_token_baseline
+  // estimators weigh each token's energy by their square (algorithms/optimal_token_baseline.h).
+  at::Tensor rollout_is_weights;
 };
 
 struct Advantages {
@@ -141,7 +148,9 @@ absl::StatusOr<Advantages> RemaxAdvantages(const at::Tensor& token_level_rewards
                                            const at::Tensor& response_mask);
 
 // The names ComputeAdvantages accepts, in a fixed order: gae, grpo, rloo,
-// reinforce_plus_plus, reinforce_plus_plus_baseline, remax, gpg, opo, grpo_passk.
+// reinforce_plus_plus, reinforce_plus_plus_baseline, remax, gpg, opo, grpo_passk,
+// grpo_vectorized, rloo_vectorized, optimal_token_baseline, tir_optimal_token_baseline
+// (algorithms/optimal_token_baseline.h).
 const std::vector<std::string>& AdvantageEstimatorNames();
 
 // Runs the estimator `adv_estimator` names (verl's names, above) on the inputs it needs;

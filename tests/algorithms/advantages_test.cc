@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "algorithms/masked_ops.h"
+#include "algorithms/optimal_token_baseline.h"
 
 namespace rollout::algorithms {
 namespace {
@@ -302,6 +303,9 @@ AdvantageInputs InputsOf(const RandomBatch& batch) {
   inputs.values = batch.values;
   inputs.index = batch.index;
   inputs.reward_baselines = at::randn({12}, at::kDouble);
+  const at::Tensor p = at::rand({12, 6}, at::kDouble) * 0.9 + 0.05;  // a sampled token's probability
+  inputs.old_log_probs = p.log();
+  inputs.sum_pi_squared = p.square() + (1 - p).square() * at::rand({12, 6}, at::kDouble);
   return inputs;
 }
 
@@ -334,7 +338,8 @@ TEST(ComputeAdvantages, MaskedTokensChangeOnlyWhatVerlsSumsCount) {
   };
   for (const std::string& name : AdvantageEstimatorNames()) {
     EXPECT_TRUE(same_where_unmasked(name, masked_values, 1e-12)) << name;
-    const bool token_level = name == "gae" || name == "reinforce_plus_plus" || name == "remax";
+    const bool token_level = name == "gae" || name == "reinforce_plus_plus" || name == "remax" ||
+                             name == "optimal_token_baseline" || name == "tir_optimal_token_baseline";
     if (token_level) {
       EXPECT_TRUE(same_where_unmasked(name, masked_rewards, 1e-12)) << name;
     } else {
@@ -376,6 +381,15 @@ TEST(ComputeAdvantages, DispatchesByVerlName) {
                    GrpoVectorizedAdvantages(r, m, batch.index, false).value()));
   EXPECT_TRUE(same(ComputeAdvantages("rloo_vectorized", inputs, options),
                    RlooVectorizedAdvantages(r, m, batch.index).value()));
+  EXPECT_TRUE(same(ComputeAdvantages("optimal_token_baseline", inputs, options),
+                   OptimalTokenBaselineAdvantages(r, m, batch.index, inputs.old_log_probs, inputs.sum_pi_squared,
+                                                  at::Tensor())
+                       .value()));
+  inputs.rollout_is_weights = at::rand({12, 6}, at::kDouble);
+  EXPECT_TRUE(same(ComputeAdvantages("tir_optimal_token_baseline", inputs, options),
+                   TirOptimalTokenBaselineAdvantages(r, m, batch.index, inputs.old_log_probs, inputs.sum_pi_squared,
+                                                     inputs.rollout_is_weights)
+                       .value()));
 }
 
 TEST(ComputeAdvantages, UnknownNameListsTheValidOnes) {
@@ -384,7 +398,8 @@ TEST(ComputeAdvantages, UnknownNameListsTheValidOnes) {
   EXPECT_EQ(result.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(result.status().message(),
             "unknown adv_estimator 'gaee'; valid: gae, grpo, rloo, reinforce_plus_plus, "
-            "reinforce_plus_plus_baseline, remax, gpg, opo, grpo_passk, grpo_vectorized, rloo_vectorized");
+            "reinforce_plus_plus_baseline, remax, gpg, opo, grpo_passk, grpo_vectorized, rloo_vectorized, "
+            "optimal_token_baseline, tir_optimal_token_baseline");
 }
 
 TEST(ComputeAdvantages, MissingInputIsNamed) {
