@@ -142,19 +142,18 @@ std::map<std::string, double> MeanMetrics(const TensorMetricLists& lists) {
 
 double ClipGradNorm(const std::vector<at::Tensor*>& params, double max_norm) {
   c10::NoGradGuard no_grad;
-  std::vector<at::Tensor> norms;
+  std::vector<at::Tensor> grads, float_grads;
   for (const at::Tensor* param : params) {
-    if (param->grad().defined()) norms.push_back(param->grad().detach().to(at::kFloat).norm());
+    if (!param->grad().defined()) continue;
+    grads.push_back(param->grad());
+    float_grads.push_back(param->grad().detach().to(at::kFloat));  // the float32 gradients as they are
   }
-  if (norms.empty()) return 0;
-  const double total = at::stack(norms).norm().item<double>();
+  if (grads.empty()) return 0;
+  // One multi-tensor kernel on CUDA for the per-tensor norms, then one for the scaling.
+  const double total = at::stack(at::_foreach_norm(float_grads)).norm().item<double>();
   if (!std::isfinite(total)) return total;
   const double scale = max_norm / (total + 1e-6);
-  if (scale < 1) {
-    for (at::Tensor* param : params) {
-      if (param->grad().defined()) param->mutable_grad().mul_(scale);
-    }
-  }
+  if (scale < 1) at::_foreach_mul_(grads, scale);
   return total;
 }
 

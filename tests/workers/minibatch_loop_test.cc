@@ -250,5 +250,18 @@ TEST(ClipGradNorm, ScalesGradientsToTheBoundAndReportsTheNormBefore) {
   EXPECT_NEAR(a.grad().item<double>(), 0.6, 1e-6);  // left alone
 }
 
+// A bfloat16 gradient counts at its float32 value and is scaled in its own dtype; a
+// parameter without a gradient is skipped.
+TEST(ClipGradNorm, MixedDtypesAndParametersWithoutGradients) {
+  at::Tensor a = at::zeros({2}, at::kBFloat16), b = at::zeros({1}), c = at::zeros({1});
+  a.mutable_grad() = at::full({2}, 2.0, at::kBFloat16);  // norm sqrt(8)
+  b.mutable_grad() = at::full({1}, 1.0);                 // total sqrt(9)
+  EXPECT_NEAR(ClipGradNorm({&a, &b, &c}, 1.5), 3.0, 1e-6);
+  EXPECT_EQ(a.grad().scalar_type(), at::kBFloat16);
+  EXPECT_NEAR(a.grad()[1].item<double>(), 1.0, 1e-2);
+  EXPECT_NEAR(b.grad().item<double>(), 0.5, 1e-6);
+  EXPECT_FALSE(c.grad().defined());
+}
+
 }  // namespace
 }  // namespace rollout::workers
