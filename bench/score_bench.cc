@@ -133,7 +133,7 @@ int RunScoreBench(const std::vector<std::string>& args) {
   const int64_t rows = batch.input_ids.size(0);
 
   auto log_prob_pass = [&](workers::PromptSharing sharing) {
-    const auto scores = workers::ScoreResponsesNoGrad(*model, batch, o.micro, false, 1.0, sharing);
+    const auto scores = workers::ScoreResponsesNoGrad(*model, batch, o.micro, models::kLogProbsOnly, 1.0, sharing);
     if (!scores.ok()) std::cerr << "rollout bench score: " << scores.status().message() << "\n";
   };
   auto update_pass = [&](workers::PromptSharing sharing) {
@@ -141,7 +141,7 @@ int RunScoreBench(const std::vector<std::string>& args) {
     for (int64_t start = 0; start < rows; start += o.update_micro) {
       const workers::PolicyBatch micro = workers::SliceRows(batch, start, std::min(o.update_micro, rows - start));
       workers::ScoreResponses(*model, micro.input_ids, micro.position_ids, micro.attention_mask,
-                              micro.responses, /*with_entropy=*/true, 1.0, sharing)
+                              micro.responses, models::kWithEntropy, 1.0, sharing)
           .log_probs.sum()
           .backward();
     }

@@ -81,7 +81,7 @@ void TrainStep(models::CausalLM& model, workers::AdamW& optimizer, const at::Ten
   });
   phase(times ? &times->loss : nullptr, [&] {
     loss = -models::ScoreTokens(model, hidden.narrow(1, 0, t - 1), ids.narrow(1, 1, t - 1),
-                                /*with_entropy=*/false)
+                                models::kLogProbsOnly)
                 .log_probs.mean();
   });
   phase(times ? &times->backward : nullptr, [&] { loss.backward(); });

@@ -99,11 +99,10 @@ const std::vector<VerlInertKey>& Table() {
       {"actor.router_replay.mode", {"disabled"}, kMixtureOfExperts},
       {"actor.router_replay.record_file", {"null"}, kMixtureOfExperts},
       {"actor.router_replay.replay_file", {"null"}, kMixtureOfExperts},
-      {"actor.calculate_sum_pi_squared", {"false"},
-       "the per-token sum of squared probabilities that verl's optimal-token-baseline estimator reads, which is not "
-       "implemented"},
       {"actor.sum_pi_squared_checkpointing", {},
-       "recomputation in verl's sum of squared probabilities (actor.calculate_sum_pi_squared)"},
+       absl::StrCat("recomputation in verl's sum of squared probabilities (actor.calculate_sum_pi_squared), which "
+                    "the fused scoring here computes without keeping float32 logits; ",
+                    kSameResults)},
       {"actor.qat.enable", {"false"}, "quantization-aware training is not implemented"},
       {"actor.qat.mode", {}, kQat},
       {"actor.qat.group_size", {}, kQat},

@@ -10,6 +10,7 @@
 #include "algorithms/kl.h"
 #include "algorithms/pf_ppo.h"
 #include "algorithms/rollout_correction.h"
+#include "algorithms/variance_proxy.h"
 #include "common/mix_bits.h"
 #include "common/rollout_correction_config.h"
 #include "common/status_macros.h"
@@ -98,8 +99,13 @@ absl::StatusOr<std::map<std::string, double>> ComputeAdvantageColumns(const Adva
   inputs.token_level_rewards = rewards;
   inputs.response_mask = mask;
   inputs.index = GroupIds(uids);
-  if (batch->HasTensor("values")) {
-    ASSIGN_OR_RETURN(inputs.values, batch->Tensor("values"));
+  // The columns only some estimators read (algorithms/advantages.h), where present.
+  for (auto [column, input] : {std::pair{"values", &inputs.values}, std::pair{"old_log_probs", &inputs.old_log_probs},
+                               std::pair{"sum_pi_squared", &inputs.sum_pi_squared},
+                               std::pair{"rollout_is_weights", &inputs.rollout_is_weights}}) {
+    if (batch->HasTensor(column)) {
+      ASSIGN_OR_RETURN(*input, batch->Tensor(column));
+    }
   }
   ASSIGN_OR_RETURN(const algorithms::Advantages advantages,
                    algorithms::ComputeAdvantages(step.adv_estimator, inputs, step.options));
@@ -226,6 +232,22 @@ absl::Status ApplyRolloutCorrection(const config::RolloutCorrectionConfig& corre
   }
   for (const auto& [name, value] : named) (*metrics)[name] = value.item<double>();
   return absl::OkStatus();
+}
+
+absl::StatusOr<std::map<std::string, double>> VarianceProxyMetrics(
+    const Batch& batch, const std::map<std::string, double>& step_metrics) {
+  if (!batch.HasTensor("sum_pi_squared")) return std::map<std::string, double>();
+  algorithms::VarianceProxyInputs inputs;
+  ASSIGN_OR_RETURN(inputs.old_log_probs, batch.Tensor("old_log_probs"));
+  ASSIGN_OR_RETURN(inputs.sum_pi_squared, batch.Tensor("sum_pi_squared"));
+  ASSIGN_OR_RETURN(inputs.advantages, batch.Tensor("advantages"));
+  ASSIGN_OR_RETURN(inputs.response_mask, batch.Tensor("response_mask"));
+  if (batch.HasTensor("rollout_is_weights")) {
+    ASSIGN_OR_RETURN(inputs.rollout_is_weights, batch.Tensor("rollout_is_weights"));
+  }
+  const auto grad_norm = step_metrics.find("actor/grad_norm");
+  return algorithms::VarianceProxyMetrics(
+      inputs, grad_norm == step_metrics.end() ? std::nullopt : std::optional<double>(grad_norm->second));
 }
 
 }  // namespace rollout::controller

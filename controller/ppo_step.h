@@ -82,4 +82,10 @@ absl::Status ApplyRolloutCorrection(const config::RolloutCorrectionConfig& corre
 // ComputeAdvantageColumns adds, plus attention_mask and prompts).
 absl::StatusOr<std::map<std::string, double>> DataMetrics(const Batch& batch);
 
+// verl's variance_proxy/* metrics (algorithms/variance_proxy.h) of a batch whose actor
+// computed sum_pi_squared, after the update (`step_metrics`' actor/grad_norm, when there,
+// is the signal strength's gradient norm); none without a sum_pi_squared column.
+absl::StatusOr<std::map<std::string, double>> VarianceProxyMetrics(
+    const Batch& batch, const std::map<std::string, double>& step_metrics);
+
 }  // namespace rollout::controller

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/logging.h"
 #include "common/status_macros.h"
@@ -64,6 +65,23 @@ absl::Status CheckRewardModel(const PpoTrainerSetup& setup) {
   return CheckRewardModelBatching(recipe);
 }
 
+// The optimal token baseline estimators read sum_pi_squared, which only the actor's
+// old-log-prob pass computes.
+absl::Status CheckSumPiSquared(const config::Recipe& recipe) {
+  const std::string& estimator = recipe.algorithm().adv_estimator();
+  if (absl::StrContains(estimator, "optimal_token_baseline") && !recipe.actor().calculate_sum_pi_squared()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "algorithm.adv_estimator=", estimator, " needs each response token's sum_pi_squared from the actor: set "
+        "actor.calculate_sum_pi_squared=true"));
+  }
+  if (recipe.actor().calculate_sum_pi_squared() && recipe.algorithm().rollout_correction().bypass_mode()) {
+    return absl::InvalidArgumentError(
+        "actor.calculate_sum_pi_squared with algorithm.rollout_correction.bypass_mode: bypass mode skips the "
+        "actor's old-log-prob pass, which computes sum_pi_squared; turn one off");
+  }
+  return absl::OkStatus();
+}
+
 // The worker groups against the recipe: each group's batching (controller/batch_splits.h)
 // and a critic exactly when the estimator needs one (verl's use_critic: gae).
 absl::Status CheckWorkers(const PpoTrainerSetup& setup) {
@@ -76,6 +94,7 @@ absl::Status CheckWorkers(const PpoTrainerSetup& setup) {
   }
   RETURN_IF_ERROR(CheckRolloutCorrection(recipe.algorithm().rollout_correction()));
   const std::string& estimator = recipe.algorithm().adv_estimator();
+  RETURN_IF_ERROR(CheckSumPiSquared(recipe));
   if (recipe.algorithm().use_pf_ppo() && estimator != "gae") {
     return absl::InvalidArgumentError(absl::StrCat("algorithm.use_pf_ppo resamples the batch by its GAE advantages' "
                                                    "scores, as verl does only with adv_estimator=gae; got ", estimator));
@@ -388,6 +407,8 @@ absl::StatusOr<bool> PpoTrainer::Step(MetricsLogger& logger) {
   RETURN_IF_ERROR(UpdateModels(batch, &metrics));
   ASSIGN_OR_RETURN(const auto data_metrics, DataMetrics(batch));
   metrics.insert(data_metrics.begin(), data_metrics.end());
+  ASSIGN_OR_RETURN(const auto proxy_metrics, VarianceProxyMetrics(batch, metrics));
+  metrics.insert(proxy_metrics.begin(), proxy_metrics.end());
   ++global_step_;
   const double step_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - step_start).count();

@@ -55,7 +55,7 @@ int64_t OnPolicyRowsPerRank(const config::Recipe& recipe, int world) {
   const config::RolloutCorrectionConfig& correction = recipe.algorithm().rollout_correction();
   if (recipe.actor().ppo_epochs() != 1 || recipe.algorithm().use_kl_in_reward() || correction.bypass_mode() ||
       CorrectsForRolloutLogProbs(correction) || recipe.algorithm().use_pf_ppo() || recipe.actor().shuffle() ||
-      world < 1) {
+      recipe.actor().calculate_sum_pi_squared() || world < 1) {
     return 0;
   }
   return int64_t{recipe.actor().ppo_mini_batch_size()} * recipe.rollout().n() / world;
@@ -71,10 +71,10 @@ absl::StatusOr<std::optional<double>> ComputeOldLogProbs(WorkerGroup& policy, in
                                                    " on-policy rows a worker"));
   }
   ASSIGN_OR_RETURN(const at::Tensor mask, batch->Tensor("response_mask"));
-  at::Tensor old_log_probs = at::full(mask.sizes(), std::nanf(""), at::kFloat);
+  const at::Tensor unscored = at::full(mask.sizes(), std::nanf(""), at::kFloat);
   const int64_t scored_per_shard = shard - on_policy_rows;
   if (scored_per_shard == 0) {
-    RETURN_IF_ERROR(batch->AddTensor("old_log_probs", old_log_probs));
+    RETURN_IF_ERROR(batch->AddTensor("old_log_probs", unscored));
     return std::nullopt;
   }
   ASSIGN_OR_RETURN(const Batch sequences, batch->Select(SequenceColumns()));
@@ -85,13 +85,19 @@ absl::StatusOr<std::optional<double>> ComputeOldLogProbs(WorkerGroup& policy, in
   }
   ASSIGN_OR_RETURN(const Batch scored, Batch::Concat(scored_shards));
   ASSIGN_OR_RETURN(const Batch out, policy.CallDpSplit("actor.compute_log_prob", scored));
-  ASSIGN_OR_RETURN(const at::Tensor scored_log_probs, out.Tensor("old_log_probs"));
+  // A column of the scored rows' values as the batch's, NaN in the rows not scored.
+  auto add_column = [&](const std::string& name) -> absl::Status {
+    ASSIGN_OR_RETURN(const at::Tensor values, out.Tensor(name));
+    const at::Tensor column = unscored.clone();
+    for (int64_t rank = 0; rank < world; ++rank) {
+      column.narrow(0, rank * shard + on_policy_rows, scored_per_shard)
+          .copy_(values.narrow(0, rank * scored_per_shard, scored_per_shard));
+    }
+    return batch->AddTensor(name, column);
+  };
+  RETURN_IF_ERROR(add_column("old_log_probs"));
+  if (out.HasTensor("sum_pi_squared")) RETURN_IF_ERROR(add_column("sum_pi_squared"));
   ASSIGN_OR_RETURN(const at::Tensor entropys, out.Tensor("entropys"));
-  for (int64_t rank = 0; rank < world; ++rank) {
-    old_log_probs.narrow(0, rank * shard + on_policy_rows, scored_per_shard)
-        .copy_(scored_log_probs.narrow(0, rank * scored_per_shard, scored_per_shard));
-  }
-  RETURN_IF_ERROR(batch->AddTensor("old_log_probs", old_log_probs));
   ASSIGN_OR_RETURN(const at::Tensor scored_mask, scored.Tensor("response_mask"));
   const at::Tensor weights = scored_mask.to(at::kFloat);
   return ((entropys * weights).sum() / weights.sum().clamp_min(1)).item<double>();

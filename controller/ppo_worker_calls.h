@@ -28,14 +28,15 @@ const std::vector<std::string>& SequenceColumns();
 // forward (verl's on_policy case; TRL skips it with num_iterations 1). 0 when the step
 // needs the old log-probs before the update (algorithm.use_kl_in_reward,
 // algorithm.rollout_correction's weights and rejections, or PF-PPO's resampling and
-// actor.shuffle, which move rows across mini-batches), takes them from the rollout
-// (bypass mode) or trains more epochs. `world`: the actor's ranks.
+// actor.shuffle, which move rows across mini-batches, or every row's sum_pi_squared:
+// actor.calculate_sum_pi_squared), takes them from the rollout (bypass mode) or trains
+// more epochs. `world`: the actor's ranks.
 int64_t OnPolicyRowsPerRank(const config::Recipe& recipe, int world);
 
 // actor.compute_log_prob on every row but the first `on_policy_rows` of each rank's
-// shard (OnPolicyRowsPerRank): adds old_log_probs [N, R], NaN in the rows not scored;
-// returns actor/entropy, the mean entropy over the scored rows' response tokens, or
-// nullopt when no row was scored. InvalidArgument when the rows do not split evenly
+// shard (OnPolicyRowsPerRank): adds old_log_probs [N, R] (and sum_pi_squared [N, R]
+// when the actor computes it), NaN in the rows not scored; returns actor/entropy, the
+// mean entropy over the scored rows' response tokens, or nullopt when no row was scored. InvalidArgument when the rows do not split evenly
 // over the group or a shard has fewer than `on_policy_rows` rows.
 absl::StatusOr<std::optional<double>> ComputeOldLogProbs(WorkerGroup& policy, int64_t on_policy_rows,
                                                          Batch* batch);

@@ -72,7 +72,7 @@ std::vector<std::vector<float>> ScoreBatch(const CausalLM& model,
   const at::Tensor positions = at::arange(t, ids.options()).expand({ids.size(0), t});
   const at::Tensor hidden = model.Forward(ids, positions, at::Tensor());
   const at::Tensor log_probs = ScoreTokens(model, hidden.narrow(1, 0, t - 1), ids.narrow(1, 1, t - 1),
-                                           /*with_entropy=*/false)
+                                           kLogProbsOnly)
                                    .log_probs.cpu();
   std::vector<std::vector<float>> out;
   for (size_t i = 0; i < batch.size(); ++i) {

@@ -29,12 +29,15 @@ struct TokenScoresFunction : public torch::autograd::Function<TokenScoresFunctio
     at::Tensor log_probs = at::empty({rows}, f32);
     at::Tensor lse = at::empty({rows}, f32);
     at::Tensor entropy = at::empty({rows}, f32);
+    at::Tensor sum_pi_squared = at::empty({rows}, f32);
     cuda::LaunchTokenScoresForward(KernelElementType(logits.scalar_type()), logits.data_ptr(),
                                    targets.data_ptr<int64_t>(), rows, logits.size(1),
                                    log_probs.data_ptr<float>(), lse.data_ptr<float>(),
-                                   entropy.data_ptr<float>(), at::cuda::getCurrentCUDAStream());
+                                   entropy.data_ptr<float>(), sum_pi_squared.data_ptr<float>(),
+                                   at::cuda::getCurrentCUDAStream());
     ctx->save_for_backward({logits, targets, lse, entropy});
-    return {log_probs, entropy};
+    ctx->mark_non_differentiable({sum_pi_squared});
+    return {log_probs, entropy, sum_pi_squared};
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
@@ -49,18 +52,17 @@ struct TokenScoresFunction : public torch::autograd::Function<TokenScoresFunctio
                                     saved[3].data_ptr<float>(), OrNull(grad_log_probs),
                                     OrNull(grad_entropy), logits.size(0), logits.size(1),
                                     grad_logits.data_ptr(), at::cuda::getCurrentCUDAStream());
-    return {grad_logits, at::Tensor()};
+    return {grad_logits, at::Tensor()};  // grads[2], sum_pi_squared's, is never defined
   }
 };
 
 }  // namespace
 
-std::pair<at::Tensor, at::Tensor> FusedTokenScores(const at::Tensor& logits,
-                                                   const at::Tensor& targets) {
+TokenScores FusedTokenScores(const at::Tensor& logits, const at::Tensor& targets) {
   TORCH_CHECK(logits.dim() == 2 && targets.dim() == 1 && logits.size(0) == targets.size(0),
               "fused token scores: need logits [rows, vocab] and targets [rows]");
   variable_list outputs = TokenScoresFunction::apply(logits, targets);
-  return {outputs[0], outputs[1]};
+  return {outputs[0], outputs[1], outputs[2]};
 }
 
 }  // namespace rollout::models

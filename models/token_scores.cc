@@ -1,6 +1,10 @@
 #include "models/token_scores.h"
 
 #include <ATen/ATen.h>
+#include <c10/core/GradMode.h>
+
+#include <algorithm>
+#include <vector>
 
 #ifdef ROLLOUT_WITH_CUDA
 #include "models/fused_token_scores.h"
@@ -9,19 +13,12 @@
 namespace rollout::models {
 
 TokenScores ScoreTokens(const CausalLM& model, const at::Tensor& hidden, const at::Tensor& targets,
-                        bool with_entropy, double temperature, int64_t chunk_tokens) {
+                        ScoreExtras extras, double temperature, int64_t chunk_tokens) {
   const int64_t b = hidden.size(0);
   const int64_t t = hidden.size(1);
   const at::Tensor flat_hidden = hidden.reshape({b * t, hidden.size(2)});
   const at::Tensor flat_targets = targets.reshape({b * t}).to(hidden.device());
-  TokenScores scores;
-  if (b * t == 0) {
-    scores.log_probs = at::zeros({b, t}, hidden.options().dtype(at::kFloat));
-    if (with_entropy) scores.entropy = at::zeros({b, t}, hidden.options().dtype(at::kFloat));
-    return scores;
-  }
-  std::vector<at::Tensor> log_probs;
-  std::vector<at::Tensor> entropies;
+  std::vector<TokenScores> chunks;
   for (int64_t begin = 0; begin < b * t; begin += chunk_tokens) {
     const int64_t n = std::min(chunk_tokens, b * t - begin);
     at::Tensor logits = model.Logits(flat_hidden.narrow(0, begin, n));
@@ -29,23 +26,41 @@ TokenScores ScoreTokens(const CausalLM& model, const at::Tensor& hidden, const a
     const at::Tensor chunk_targets = flat_targets.narrow(0, begin, n);
 #ifdef ROLLOUT_WITH_CUDA
     if (logits.is_cuda()) {
-      auto [log_prob, entropy] = FusedTokenScores(logits, chunk_targets);
-      log_probs.push_back(log_prob);
-      if (with_entropy) entropies.push_back(entropy);
+      chunks.push_back(FusedTokenScores(logits, chunk_targets));
       continue;
     }
 #endif
     // Straight from the model dtype to a float32 result (no float32 copy of the
     // logits first).
     const at::Tensor log_softmax = logits.log_softmax(-1, at::kFloat);
-    log_probs.push_back(log_softmax.gather(-1, chunk_targets.unsqueeze(-1)).squeeze(-1));
-    if (with_entropy) {
-      // H = -sum p log p, from the same log-softmax (stable for large logits).
-      entropies.push_back(-(log_softmax.exp() * log_softmax).sum(-1));
+    TokenScores chunk;
+    chunk.log_probs = log_softmax.gather(-1, chunk_targets.unsqueeze(-1)).squeeze(-1);
+    // H = -sum p log p, from the same log-softmax (stable for large logits).
+    if (extras.entropy) chunk.entropy = -(log_softmax.exp() * log_softmax).sum(-1);
+    if (extras.sum_pi_squared) {
+      const c10::NoGradGuard no_grad;
+      chunk.sum_pi_squared = (2 * log_softmax).exp().sum(-1);
     }
+    chunks.push_back(std::move(chunk));
   }
-  scores.log_probs = at::cat(log_probs).view({b, t});
-  if (with_entropy) scores.entropy = at::cat(entropies).view({b, t});
+  TokenScores scores = ConcatScores(chunks, extras, at::zeros({0}, hidden.options().dtype(at::kFloat)));
+  for (at::Tensor* field : {&scores.log_probs, &scores.entropy, &scores.sum_pi_squared}) {
+    if (field->defined()) *field = field->view({b, t});
+  }
+  return scores;
+}
+
+TokenScores ConcatScores(const std::vector<TokenScores>& parts, ScoreExtras extras, const at::Tensor& empty) {
+  auto joined = [&](at::Tensor TokenScores::*field) {
+    if (parts.empty()) return empty;
+    std::vector<at::Tensor> tensors;
+    for (const TokenScores& part : parts) tensors.push_back(part.*field);
+    return at::cat(tensors);
+  };
+  TokenScores scores;
+  scores.log_probs = joined(&TokenScores::log_probs);
+  if (extras.entropy) scores.entropy = joined(&TokenScores::entropy);
+  if (extras.sum_pi_squared) scores.sum_pi_squared = joined(&TokenScores::sum_pi_squared);
   return scores;
 }
 

@@ -14,7 +14,7 @@ namespace {
 at::Tensor SummedLogProbs(const models::CausalLM& model, const PolicyBatch& batch) {
   const models::TokenScores scores = ScoreResponses(model, batch.input_ids, batch.position_ids,
                                                     batch.attention_mask, batch.responses,
-                                                    /*with_entropy=*/false);
+                                                    models::kLogProbsOnly);
   return (scores.log_probs * batch.response_mask.to(at::kFloat)).sum(1);
 }
 
@@ -61,7 +61,7 @@ absl::Status CheckPreferenceBatch(const PreferenceBatch& batch) {
 absl::StatusOr<at::Tensor> SequenceLogProbs(const models::CausalLM& model, const PolicyBatch& batch,
                                             int64_t micro_batch_rows) {
   ASSIGN_OR_RETURN(const models::TokenScores scores,
-                   ScoreResponsesNoGrad(model, batch, micro_batch_rows, /*with_entropy=*/false));
+                   ScoreResponsesNoGrad(model, batch, micro_batch_rows, models::kLogProbsOnly));
   return (scores.log_probs * batch.response_mask.to(at::kFloat)).sum(1);
 }
 

@@ -39,8 +39,8 @@ PolicyActor::PolicyActor(models::CausalLM* model, std::vector<at::Tensor*> train
 
 absl::StatusOr<models::TokenScores> PolicyActor::ComputeLogProbs(const PolicyBatch& batch,
                                                                  const MicroBatchSize& micro_batch,
-                                                                 bool with_entropy) const {
-  return ScoreResponsesNoGrad(*model_, batch, micro_batch, with_entropy, options_.temperature,
+                                                                 models::ScoreExtras extras) const {
+  return ScoreResponsesNoGrad(*model_, batch, micro_batch, extras, options_.temperature,
                               options_.prompt_sharing);
 }
 
@@ -71,10 +71,10 @@ absl::Status PolicyActor::AccumulateMicroBatch(const PolicyBatch& micro,
                                                uint64_t selection_seed, TensorMetricLists* metrics) {
   const models::TokenScores scores =
       packed ? ScorePackedResponses(*model_, *packed, micro.input_ids.size(0),
-                                    micro.responses.size(1), /*with_entropy=*/true,
+                                    micro.responses.size(1), models::kWithEntropy,
                                     options_.temperature)
              : ScoreResponses(*model_, micro.input_ids, micro.position_ids, micro.attention_mask,
-                              micro.responses, /*with_entropy=*/true, options_.temperature,
+                              micro.responses, models::kWithEntropy, options_.temperature,
                               PromptSharing::kNever);
   const at::Tensor& mask = micro.response_mask;
   at::Tensor old_log_probs = micro.old_log_probs.to(at::kFloat);

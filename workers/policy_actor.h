@@ -66,12 +66,12 @@ class PolicyActor {
                                                              std::vector<at::Tensor*> trainable,
                                                              const PolicyActorOptions& options);
 
-  // Log-probs (and entropies when asked) of the responses, [B, R] float32, computed one
+  // Log-probs (and the `extras`) of the responses, [B, R] float32, computed one
   // micro-batch at a time without gradients. InvalidArgument for a batch whose tensors
   // do not fit together, or a bad micro-batch size (ScoreResponsesNoGrad).
   absl::StatusOr<models::TokenScores> ComputeLogProbs(const PolicyBatch& batch,
                                                       const MicroBatchSize& micro_batch,
-                                                      bool with_entropy) const;
+                                                      models::ScoreExtras extras) const;
 
   // One update_actor call: RunMiniBatches (minibatch_loop.h) over the batch (the last
   // mini-batch may be smaller), then one LR-schedule step. A step whose gradient norm

@@ -513,13 +513,15 @@ absl::StatusOr<Batch> PolicyWorker::GenerateSequences(const Batch& input) {
 
 absl::StatusOr<Batch> PolicyWorker::ComputeLogProb(const Batch& input) const {
   ASSIGN_OR_RETURN(const PolicyBatch batch, PolicyBatchFromColumns(input));
+  models::ScoreExtras extras = models::kWithEntropy;
+  extras.sum_pi_squared = setup_.recipe.actor().calculate_sum_pi_squared();
   ASSIGN_OR_RETURN(const models::TokenScores scores,
                    actor_->ComputeLogProbs(MoveTo(batch, setup_.device),
-                                           MicroBatchSizeOf(config::OldLogProbBatching(setup_.recipe)),
-                                           /*with_entropy=*/true));
+                                           MicroBatchSizeOf(config::OldLogProbBatching(setup_.recipe)), extras));
   Batch output;
   RETURN_IF_ERROR(output.AddTensor("old_log_probs", scores.log_probs.cpu()));
   RETURN_IF_ERROR(output.AddTensor("entropys", scores.entropy.cpu()));
+  if (extras.sum_pi_squared) RETURN_IF_ERROR(output.AddTensor("sum_pi_squared", scores.sum_pi_squared.cpu()));
   return output;
 }
 
@@ -535,11 +537,11 @@ absl::StatusOr<Batch> PolicyWorker::ComputeRefLogProb(const Batch& input) const 
   }
   absl::StatusOr<models::TokenScores> scores;
   if (ref_model_ != nullptr) {
-    scores = ScoreResponsesNoGrad(*ref_model_, MoveTo(batch, setup_.device), micro, false, temperature);
+    scores = ScoreResponsesNoGrad(*ref_model_, MoveTo(batch, setup_.device), micro, models::kLogProbsOnly, temperature);
   } else {
     // LoRA: the reference is the base model, i.e. this model without its adapters.
     models::ScopedAdaptersDisabled base(*model_);
-    scores = ScoreResponsesNoGrad(*model_, MoveTo(batch, setup_.device), micro, false, temperature);
+    scores = ScoreResponsesNoGrad(*model_, MoveTo(batch, setup_.device), micro, models::kLogProbsOnly, temperature);
   }
   if (!scores.ok()) return scores.status();
   Batch output;

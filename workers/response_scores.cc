@@ -39,12 +39,12 @@ std::optional<models::SharedPromptPacking> PackForScoring(const models::CausalLM
 
 models::TokenScores ScorePackedResponses(const models::CausalLM& model,
                                          models::SharedPromptPacking& packed, int64_t rows,
-                                         int64_t response_length, bool with_entropy,
+                                         int64_t response_length, models::ScoreExtras extras,
                                          double temperature) {
   const at::Tensor hidden = model.ForwardStep(packed.input_ids, packed.positions, packed.attention);
   const models::TokenScores flat =
       models::ScoreTokens(model, hidden.index_select(0, packed.score_rows).unsqueeze(0),
-                          packed.score_targets.unsqueeze(0), with_entropy, temperature);
+                          packed.score_targets.unsqueeze(0), extras, temperature);
   // Into [rows, R], 0 where no token is.
   auto scatter = [&](const at::Tensor& values) {
     return at::zeros({rows * response_length}, values.options())
@@ -53,30 +53,31 @@ models::TokenScores ScorePackedResponses(const models::CausalLM& model,
   };
   models::TokenScores scores;
   scores.log_probs = scatter(flat.log_probs);
-  if (with_entropy) scores.entropy = scatter(flat.entropy);
+  if (extras.entropy) scores.entropy = scatter(flat.entropy);
+  if (extras.sum_pi_squared) scores.sum_pi_squared = scatter(flat.sum_pi_squared);
   return scores;
 }
 
 models::TokenScores ScoreResponses(const models::CausalLM& model, const at::Tensor& input_ids,
                                    const at::Tensor& position_ids, const at::Tensor& attention_mask,
-                                   const at::Tensor& responses, bool with_entropy,
+                                   const at::Tensor& responses, models::ScoreExtras extras,
                                    double temperature, PromptSharing sharing) {
   const int64_t total = input_ids.size(1);
   const int64_t response = responses.size(1);
   if (std::optional<models::SharedPromptPacking> packed =
           PackForScoring(model, input_ids, attention_mask, position_ids, response, sharing)) {
-    return ScorePackedResponses(model, *packed, input_ids.size(0), response, with_entropy,
+    return ScorePackedResponses(model, *packed, input_ids.size(0), response, extras,
                                 temperature);
   }
   const at::Tensor hidden = model.Forward(input_ids, position_ids, attention_mask);
   return models::ScoreTokens(model, hidden.narrow(1, total - response - 1, response), responses,
-                             with_entropy, temperature);
+                             extras, temperature);
 }
 
 absl::StatusOr<models::TokenScores> ScoreResponsesNoGrad(const models::CausalLM& model,
                                                          const PolicyBatch& batch,
                                                          const MicroBatchSize& micro_batch,
-                                                         bool with_entropy, double temperature,
+                                                         models::ScoreExtras extras, double temperature,
                                                          PromptSharing sharing) {
   RETURN_IF_ERROR(CheckPolicyBatch(batch));
   if (micro_batch.rows < 1 || micro_batch.max_tokens < 0) {
@@ -106,23 +107,16 @@ absl::StatusOr<models::TokenScores> ScoreResponsesNoGrad(const models::CausalLM&
                                  positions.narrow(0, range.start, range.rows), response, sharing);
     }
   }
-  std::vector<at::Tensor> log_probs, entropies;
+  std::vector<models::TokenScores> scored;
   for (size_t i = 0; i < micros.size(); ++i) {
     const PolicyBatch& micro = micros[i];
-    models::TokenScores scores =
-        packed[i] ? ScorePackedResponses(model, *packed[i], micro.input_ids.size(0), response,
-                                         with_entropy, temperature)
-                  : ScoreResponses(model, micro.input_ids, micro.position_ids, micro.attention_mask,
-                                   micro.responses, with_entropy, temperature, PromptSharing::kNever);
-    log_probs.push_back(scores.log_probs);
-    if (with_entropy) entropies.push_back(scores.entropy);
+    scored.push_back(packed[i] ? ScorePackedResponses(model, *packed[i], micro.input_ids.size(0), response, extras,
+                                                      temperature)
+                               : ScoreResponses(model, micro.input_ids, micro.position_ids, micro.attention_mask,
+                                                micro.responses, extras, temperature, PromptSharing::kNever));
   }
-  const at::Tensor empty = at::zeros({0, batch.responses.size(1)},
-                                     batch.input_ids.options().dtype(at::kFloat));
-  models::TokenScores result;
-  result.log_probs = log_probs.empty() ? empty : at::cat(log_probs);
-  if (with_entropy) result.entropy = entropies.empty() ? empty : at::cat(entropies);
-  return result;
+  return models::ConcatScores(scored, extras,
+                              at::zeros({0, response}, batch.input_ids.options().dtype(at::kFloat)));
 }
 
 }  // namespace rollout::workers

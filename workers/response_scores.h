@@ -27,14 +27,14 @@ namespace rollout::workers {
 enum class PromptSharing { kNever, kWhereFast, kAlways };
 
 // input_ids, position_ids, attention_mask [B, T]; responses [B, R] (0 < R < T), the last
-// R columns of input_ids. [B, R] float32 log-probs (entropies when asked), with logits
+// R columns of input_ids. [B, R] float32 log-probs (and the `extras`), with logits
 // divided by `temperature`; differentiable when grad mode is on. Positions whose
 // attention_mask is 0 hold 0 when the prompts are shared, unspecified finite values
 // otherwise. Batches whose rows are not a prompt run then a response run are scored
 // padded whatever `sharing` says.
 models::TokenScores ScoreResponses(const models::CausalLM& model, const at::Tensor& input_ids,
                                    const at::Tensor& position_ids, const at::Tensor& attention_mask,
-                                   const at::Tensor& responses, bool with_entropy,
+                                   const at::Tensor& responses, models::ScoreExtras extras,
                                    double temperature = 1.0,
                                    PromptSharing sharing = PromptSharing::kWhereFast);
 
@@ -53,17 +53,17 @@ std::optional<models::SharedPromptPacking> PackForScoring(const models::CausalLM
 // ScoreResponses of the `rows` rows `packed` (from PackForScoring) holds.
 models::TokenScores ScorePackedResponses(const models::CausalLM& model,
                                          models::SharedPromptPacking& packed, int64_t rows,
-                                         int64_t response_length, bool with_entropy,
+                                         int64_t response_length, models::ScoreExtras extras,
                                          double temperature = 1.0);
 
 // ScoreResponses over a whole PolicyBatch, one micro-batch (micro_batches.h) at a time,
-// without gradients: [B, R] float32 log-probs (and entropies when asked).
+// without gradients: [B, R] float32 log-probs (and the `extras`).
 // InvalidArgument for a batch that does not fit (CheckPolicyBatch), a micro-batch size
 // below one row or a negative budget, or a row over the budget.
 absl::StatusOr<models::TokenScores> ScoreResponsesNoGrad(const models::CausalLM& model,
                                                          const PolicyBatch& batch,
                                                          const MicroBatchSize& micro_batch,
-                                                         bool with_entropy,
+                                                         models::ScoreExtras extras,
                                                          double temperature = 1.0,
                                                          PromptSharing sharing =
                                                              PromptSharing::kWhereFast);

@@ -16,7 +16,7 @@ namespace {
 absl::StatusOr<at::Tensor> ResponseNll(const models::CausalLM& model, const PolicyBatch& batch) {
   const models::TokenScores scores = ScoreResponses(model, batch.input_ids, batch.position_ids,
                                                     batch.attention_mask, batch.responses,
-                                                    /*with_entropy=*/false);
+                                                    models::kLogProbsOnly);
   return algorithms::AggregateLoss(-scores.log_probs, batch.response_mask, "token-mean");
 }
 

@@ -14,41 +14,44 @@ constexpr int kThreads = 1024;
 constexpr int kWarps = kThreads / 32;
 
 // Running softmax statistics relative to a running max m:
-//   sum = sum_j exp(x_j - m),  weighted = sum_j exp(x_j - m) * x_j
+//   sum = sum_j exp(x_j - m),  weighted = sum_j exp(x_j - m) * x_j,
+//   squares = sum_j exp(x_j - m)^2
 struct Stats {
   float max;
   float sum;
   float weighted;
+  float squares;
+
+  // The same statistics relative to a max m >= max.
+  __device__ __forceinline__ Stats RelativeTo(float m) const {
+    const float c = __expf(max - m);
+    return {m, sum * c, weighted * c, squares * c * c};
+  }
 };
 
 __device__ __forceinline__ Stats Combine(Stats a, Stats b) {
   if (b.sum == 0.f) return a;
   if (a.sum == 0.f) return b;
   const float m = fmaxf(a.max, b.max);
-  const float ca = __expf(a.max - m);
-  const float cb = __expf(b.max - m);
-  return {m, a.sum * ca + b.sum * cb, a.weighted * ca + b.weighted * cb};
+  a = a.RelativeTo(m);
+  b = b.RelativeTo(m);
+  return {m, a.sum + b.sum, a.weighted + b.weighted, a.squares + b.squares};
+}
+
+__device__ __forceinline__ Stats ShuffleDown(const Stats& s, int offset) {
+  return {__shfl_down_sync(0xffffffff, s.max, offset), __shfl_down_sync(0xffffffff, s.sum, offset),
+          __shfl_down_sync(0xffffffff, s.weighted, offset), __shfl_down_sync(0xffffffff, s.squares, offset)};
 }
 
 __device__ Stats BlockReduce(Stats s) {
   __shared__ Stats partial[kWarps];
-  for (int offset = 16; offset > 0; offset /= 2) {
-    Stats other = {__shfl_down_sync(0xffffffff, s.max, offset),
-                   __shfl_down_sync(0xffffffff, s.sum, offset),
-                   __shfl_down_sync(0xffffffff, s.weighted, offset)};
-    s = Combine(s, other);
-  }
+  for (int offset = 16; offset > 0; offset /= 2) s = Combine(s, ShuffleDown(s, offset));
   const int warp = threadIdx.x / 32;
   if (threadIdx.x % 32 == 0) partial[warp] = s;
   __syncthreads();
   if (warp == 0) {
-    s = threadIdx.x < kWarps ? partial[threadIdx.x] : Stats{-INFINITY, 0.f, 0.f};
-    for (int offset = 16; offset > 0; offset /= 2) {
-      Stats other = {__shfl_down_sync(0xffffffff, s.max, offset),
-                     __shfl_down_sync(0xffffffff, s.sum, offset),
-                     __shfl_down_sync(0xffffffff, s.weighted, offset)};
-      s = Combine(s, other);
-    }
+    s = threadIdx.x < kWarps ? partial[threadIdx.x] : Stats{-INFINITY, 0.f, 0.f, 0.f};
+    for (int offset = 16; offset > 0; offset /= 2) s = Combine(s, ShuffleDown(s, offset));
   }
   return s;  // valid in thread 0
 }
@@ -81,24 +84,23 @@ __device__ __forceinline__ void ForEachPack(const T* row, int packs, Fold&& fold
 template <typename T, int N>
 __global__ void __launch_bounds__(kThreads, 2)
     ForwardKernel(const T* __restrict__ logits, const int64_t* __restrict__ targets,
-                  int64_t vocab, float* log_probs, float* lse_out, float* entropy) {
+                  int64_t vocab, float* log_probs, float* lse_out, float* entropy,
+                  float* sum_pi_squared) {
   const int64_t row = blockIdx.x;
   const T* x = logits + row * vocab;
-  Stats s = {-INFINITY, 0.f, 0.f};
+  Stats s = {-INFINITY, 0.f, 0.f, 0.f};
   ForEachPack<T, N>(x, int(vocab / N), [&](const Pack<T, N>& pack, int) {
     float pack_max = -INFINITY;
 #pragma unroll
     for (int i = 0; i < N; ++i) pack_max = fmaxf(pack_max, ToFloat(pack.v[i]));
-    if (pack_max > s.max) {  // rescale once a pack, not once an element
-      const float c = __expf(s.max - pack_max);
-      s = {pack_max, s.sum * c, s.weighted * c};
-    }
+    if (pack_max > s.max) s = s.RelativeTo(pack_max);  // rescale once a pack, not once an element
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const float v = ToFloat(pack.v[i]);
       const float e = __expf(v - s.max);
       s.sum += e;
       s.weighted += e * v;
+      s.squares += e * e;
     }
   });
   s = BlockReduce(s);
@@ -107,6 +109,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     lse_out[row] = lse;
     log_probs[row] = ToFloat(x[targets[row]]) - lse;
     entropy[row] = lse - s.weighted / s.sum;
+    sum_pi_squared[row] = s.squares / (s.sum * s.sum);
   }
 }
 
@@ -142,11 +145,12 @@ __global__ void __launch_bounds__(kThreads, 2)
 // Both launch with 16-byte packs when the rows allow it (Packs16), else single elements.
 template <typename T>
 void Forward(const void* logits, const int64_t* targets, int64_t rows, int64_t vocab,
-             float* log_probs, float* lse, float* entropy, cudaStream_t stream) {
+             float* log_probs, float* lse, float* entropy, float* sum_pi_squared,
+             cudaStream_t stream) {
   if (rows == 0) return;
   auto launch = [&](auto kernel) {
     kernel<<<rows, kThreads, 0, stream>>>(static_cast<const T*>(logits), targets, vocab,
-                                          log_probs, lse, entropy);
+                                          log_probs, lse, entropy, sum_pi_squared);
   };
   constexpr int kPack = 16 / sizeof(T);
   Packs16<T>(vocab, {logits}) ? launch(ForwardKernel<T, kPack>) : launch(ForwardKernel<T, 1>);
@@ -171,14 +175,17 @@ void Backward(const void* logits, const int64_t* targets, const float* lse, cons
 
 void LaunchTokenScoresForward(ElementType dtype, const void* logits, const int64_t* targets,
                               int64_t rows, int64_t vocab, float* log_probs, float* lse,
-                              float* entropy, cudaStream_t stream) {
+                              float* entropy, float* sum_pi_squared, cudaStream_t stream) {
   switch (dtype) {
     case ElementType::kFloat32:
-      return Forward<float>(logits, targets, rows, vocab, log_probs, lse, entropy, stream);
+      return Forward<float>(logits, targets, rows, vocab, log_probs, lse, entropy, sum_pi_squared,
+                            stream);
     case ElementType::kBFloat16:
-      return Forward<__nv_bfloat16>(logits, targets, rows, vocab, log_probs, lse, entropy, stream);
+      return Forward<__nv_bfloat16>(logits, targets, rows, vocab, log_probs, lse, entropy,
+                                    sum_pi_squared, stream);
     case ElementType::kFloat16:
-      return Forward<__half>(logits, targets, rows, vocab, log_probs, lse, entropy, stream);
+      return Forward<__half>(logits, targets, rows, vocab, log_probs, lse, entropy, sum_pi_squared,
+                             stream);
   }
 }
 

@@ -116,7 +116,7 @@ TEST_F(RecipeLoader, ValueOutsideChoicesSuggestsClosestChoice) {
   EXPECT_EQ(LoadError("", {"algorithm.adv_estimator=grop"}),
             "'algorithm.adv_estimator' at command line 'algorithm.adv_estimator=grop' must be one "
             "of gae|grpo|rloo|reinforce_plus_plus|reinforce_plus_plus_baseline|remax|gpg|opo|grpo_passk|"
-            "grpo_vectorized|rloo_vectorized; "
+            "grpo_vectorized|rloo_vectorized|optimal_token_baseline|tir_optimal_token_baseline; "
             "got 'grop' "
             "— did you mean 'grpo'?");
   // An empty string is a choice only where the default is empty.

@@ -7,6 +7,10 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <map>
+#include <string>
+
 #include "algorithms/kl_controller.h"
 
 namespace rollout::controller {
@@ -99,6 +103,35 @@ TEST(ComputeAdvantageColumns, KlInRewardSubtractsThePenalty) {
   step.kl_controller = nullptr;
   Batch again = StepBatch();
   EXPECT_THAT(ComputeAdvantageColumns(step, &again).status().message(), HasSubstr("needs a KL controller"));
+}
+
+// The optimal token baseline reads the actor's old_log_probs and sum_pi_squared
+// columns (and rollout_is_weights where the batch has them); variance proxies follow.
+TEST(ComputeAdvantageColumns, OptimalTokenBaselineReadsTheActorsColumns) {
+  Batch batch = StepBatch();
+  AdvantageStep step;
+  step.adv_estimator = "optimal_token_baseline";
+  EXPECT_THAT(ComputeAdvantageColumns(step, &batch).status().message(),
+              HasSubstr("optimal_token_baseline: old_log_probs is missing"));
+  ASSERT_TRUE(batch.AddTensor("old_log_probs", at::full({4, 3}, std::log(0.5f))).ok());
+  ASSERT_TRUE(batch.AddTensor("sum_pi_squared", at::full({4, 3}, 0.5f)).ok());
+  ASSERT_TRUE(ComputeAdvantageColumns(step, &batch).ok());
+  const at::Tensor mask = batch.Tensor("response_mask").value().to(at::kFloat);
+  const at::Tensor scores = batch.Tensor("token_level_scores").value();
+  const at::Tensor returns = scores.flip({-1}).cumsum(-1).flip({-1}) * mask;
+  EXPECT_TRUE(at::equal(batch.Tensor("returns").value(), returns));
+  // Group b (rows 2, 3; lengths 2 and 3, both scoring 0.5): at the first two positions
+  // both have return 0.5 (baseline 0.5, advantage 0); row 3's third token is its zero tail.
+  const at::Tensor advantages = batch.Tensor("advantages").value();
+  EXPECT_NEAR(advantages[2].abs().sum().item<double>(), 0, 1e-6) << advantages;
+  EXPECT_NEAR(advantages[3][0].item<double>(), 0, 1e-6) << advantages;
+  EXPECT_NEAR(advantages[3][2].item<double>(), 0.5, 1e-6) << advantages;
+
+  std::map<std::string, double> step_metrics = {{"actor/grad_norm", 0.1}};
+  const auto proxies = VarianceProxyMetrics(batch, step_metrics).value();
+  EXPECT_NEAR(proxies.at("variance_proxy/proxy1_signal_strength"), 0.01, 1e-9);
+  EXPECT_EQ(proxies.size(), 5u);
+  EXPECT_TRUE(VarianceProxyMetrics(StepBatch(), step_metrics).value().empty());
 }
 
 TEST(DataMetrics, ReportsVerlsScoreAndLengthStatistics) {

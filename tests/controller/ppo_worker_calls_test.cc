@@ -32,6 +32,7 @@ TEST(OnPolicyRowsPerRank, NoneWhenOldLogProbsAreNeededBeforeTheUpdateOrComeFromT
   EXPECT_EQ(OnPolicyRowsPerRank(Grpo(", use_kl_in_reward: true"), 1), 0);
   EXPECT_EQ(OnPolicyRowsPerRank(Grpo("", ", ppo_epochs: 2"), 1), 0);
   EXPECT_EQ(OnPolicyRowsPerRank(Grpo(", rollout_correction: {bypass_mode: true}"), 1), 0);
+  EXPECT_EQ(OnPolicyRowsPerRank(Grpo("", ", calculate_sum_pi_squared: true"), 1), 0);
 }
 
 }  // namespace

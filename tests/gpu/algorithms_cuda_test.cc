@@ -22,11 +22,18 @@ TEST(AlgorithmsCuda, AdvantagesMatchTheCpu) {
   cpu.response_mask = at::arange(6).unsqueeze(0) < at::randint(2, 7, {12, 1});
   cpu.index = at::arange(12, at::kLong).remainder(4) * 10 + 3;
   cpu.reward_baselines = at::randn({12}, at::kDouble);
+  const at::Tensor p = at::rand({12, 6}, at::kDouble) * 0.9 + 0.05;
+  cpu.old_log_probs = p.log();
+  cpu.sum_pi_squared = p.square() + (1 - p).square() * at::rand({12, 6}, at::kDouble);
+  cpu.rollout_is_weights = at::rand({12, 6}, at::kDouble);
   AdvantageInputs gpu = cpu;
   gpu.token_level_rewards = cpu.token_level_rewards.cuda();
   gpu.response_mask = cpu.response_mask.cuda();
   gpu.values = cpu.values.cuda();
   gpu.reward_baselines = cpu.reward_baselines.cuda();  // index stays on the CPU
+  gpu.old_log_probs = cpu.old_log_probs.cuda();
+  gpu.sum_pi_squared = cpu.sum_pi_squared.cuda();
+  gpu.rollout_is_weights = cpu.rollout_is_weights.cuda();
   for (const std::string& name : AdvantageEstimatorNames()) {
     const Advantages want = ComputeAdvantages(name, cpu, AdvantageOptions()).value();
     const Advantages got = ComputeAdvantages(name, gpu, AdvantageOptions()).value();

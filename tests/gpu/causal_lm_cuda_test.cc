@@ -35,8 +35,8 @@ TEST(CausalLmCuda, ForwardAndScoresMatchTheCpu) {
   const at::Tensor want = cpu->Forward(ids, positions, at::Tensor());
   const at::Tensor got = gpu->Forward(ids.cuda(), positions.cuda(), at::Tensor()).cpu();
   EXPECT_LT((got - want).abs().max().item<float>(), 1e-4);
-  const TokenScores cpu_scores = ScoreTokens(*cpu, want, ids, /*with_entropy=*/true);
-  const TokenScores gpu_scores = ScoreTokens(*gpu, got.cuda(), ids.cuda(), /*with_entropy=*/true);
+  const TokenScores cpu_scores = ScoreTokens(*cpu, want, ids, models::kWithEntropy);
+  const TokenScores gpu_scores = ScoreTokens(*gpu, got.cuda(), ids.cuda(), models::kWithEntropy);
   EXPECT_LT((gpu_scores.log_probs.cpu() - cpu_scores.log_probs).abs().max().item<float>(), 1e-4);
   EXPECT_LT((gpu_scores.entropy.cpu() - cpu_scores.entropy).abs().max().item<float>(), 1e-4);
 }
@@ -67,12 +67,12 @@ TEST(CausalLmCuda, ActivationCheckpointingGivesTheSameOutputAndGradients) {
                                                             model->config().head_dim));
         hidden[checkpointing] = model->ForwardStep(ids, at::arange(12, ids.options()), attention);
         log_probs = ScoreTokens(*model, hidden[checkpointing].narrow(0, 5, 6).unsqueeze(0),
-                                ids.narrow(0, 6, 6).unsqueeze(0), /*with_entropy=*/false).log_probs;
+                                ids.narrow(0, 6, 6).unsqueeze(0), models::kLogProbsOnly).log_probs;
       } else {
         const at::Tensor rows = ids.view({2, 6});
         hidden[checkpointing] = model->Forward(rows, at::arange(6, ids.options()).expand({2, 6}), at::Tensor());
         log_probs = ScoreTokens(*model, hidden[checkpointing].narrow(1, 0, 5), rows.narrow(1, 1, 5),
-                                /*with_entropy=*/false).log_probs;
+                                models::kLogProbsOnly).log_probs;
       }
       log_probs.sum().backward();
       for (auto& [name, param] : model->NamedParameters()) {

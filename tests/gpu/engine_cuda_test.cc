@@ -135,7 +135,7 @@ TEST(EngineCuda, Qwen3SampleLogProbsMatchAFullForward) {
       const at::Tensor row = at::tensor(ids, at::kLong).cuda().view({1, t});
       const at::Tensor hidden = model->Forward(row, at::arange(t, row.options()).view({1, t}), at::Tensor());
       const at::Tensor scores =
-          models::ScoreTokens(*model, hidden.narrow(1, 0, t - 1), row.narrow(1, 1, t - 1), false)
+          models::ScoreTokens(*model, hidden.narrow(1, 0, t - 1), row.narrow(1, 1, t - 1), models::kLogProbsOnly)
               .log_probs[0].cpu();
       const int64_t prompt = requests[r].prompt.size();
       for (size_t i = 0; i < sample.tokens.size(); ++i) {

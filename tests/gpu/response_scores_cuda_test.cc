@@ -65,7 +65,7 @@ Scored Score(models::CausalLM& model, const Batch& batch, PromptSharing sharing)
   }
   const models::TokenScores scores =
       ScoreResponses(model, batch.input_ids, batch.position_ids, batch.attention_mask,
-                     batch.responses, /*with_entropy=*/false, 1.0, sharing);
+                     batch.responses, models::kLogProbsOnly, 1.0, sharing);
   const at::Tensor present = batch.attention_mask.narrow(1, kPrompt, kResponse).to(at::kBool);
   const at::Tensor kept = scores.log_probs.masked_select(present);
   kept.sum().backward();

@@ -77,12 +77,33 @@ TEST(CausalLmParity, LogitsArgmaxAndLogProbsMatchHf) {
               argmax);
 
     const TokenScores scores = ScoreTokens(*model, hidden.narrow(1, 0, t - 1),
-                                           Ids(ids).narrow(1, 1, t - 1), /*with_entropy=*/true,
+                                           Ids(ids).narrow(1, 1, t - 1), models::kWithEntropy,
                                            /*temperature=*/1.0, /*chunk_tokens=*/5);
     const std::vector<float> next = c["logprob_of_next"];
     EXPECT_LT((scores.log_probs[0] - at::tensor(next)).abs().max().item<float>(), 1e-4);
     EXPECT_TRUE((scores.entropy >= 0).all().item<bool>());
   }
+}
+
+// sum_pi_squared is the sum of the squared softmax over the vocabulary, chunking aside,
+// and carries no gradient.
+TEST(ScoreTokens, SumPiSquaredIsTheSquaredSoftmaxSummed) {
+  std::unique_ptr<CausalLM> model = LoadFixture();
+  const std::vector<int64_t> ids = Expected()["forward"][0]["ids"];
+  const int64_t t = ids.size();
+  const at::Tensor hidden = model->Forward(Ids(ids), Positions(t), at::Tensor()).narrow(1, 0, t - 1);
+  ScoreExtras extras;
+  extras.sum_pi_squared = true;
+  const TokenScores scores = ScoreTokens(*model, hidden, Ids(ids).narrow(1, 1, t - 1), extras,
+                                         /*temperature=*/0.7, /*chunk_tokens=*/3);
+  ASSERT_TRUE(scores.sum_pi_squared.defined());
+  EXPECT_FALSE(scores.entropy.defined());
+  EXPECT_FALSE(scores.sum_pi_squared.requires_grad());
+  const at::Tensor probabilities = (model->Logits(hidden).to(at::kDouble) / 0.7).softmax(-1);
+  const at::Tensor want = probabilities.square().sum(-1);
+  EXPECT_TRUE(at::allclose(scores.sum_pi_squared.to(at::kDouble), want, 1e-5, 1e-7))
+      << scores.sum_pi_squared << want;
+  EXPECT_TRUE((want > 0).logical_and(want <= 1).all().item<bool>());
 }
 
 TEST(CausalLmParity, SixteenGreedyTokensMatchHf) {

@@ -51,7 +51,7 @@ TEST(SequenceLogProbs, SumsTheMaskedResponseLogProbs) {
   auto model = TinyModel();
   const PolicyBatch batch = MakeBatch(5);
   const at::Tensor token = ScoreResponses(*model, batch.input_ids, batch.position_ids,
-                                          batch.attention_mask, batch.responses, false)
+                                          batch.attention_mask, batch.responses, models::kLogProbsOnly)
                                .log_probs.detach();
   const at::Tensor expected = (token * batch.response_mask.to(at::kFloat)).sum(1);
   EXPECT_TRUE(at::allclose(SequenceLogProbs(*model, batch, 2).value(), expected, 1e-5, 1e-5));

@@ -37,7 +37,7 @@ TEST(PolicyActor, LogProbsEqualADirectComputation) {
   auto model = TinyModel();
   auto actor = PolicyActor::Create(model.get(), AllParameters(*model), Options(4, 4)).value();
   const PolicyBatch batch = MakeBatch(4, /*pad=*/false);
-  const at::Tensor log_probs = actor->ComputeLogProbs(batch, 4, false).value().log_probs;
+  const at::Tensor log_probs = actor->ComputeLogProbs(batch, 4, models::kLogProbsOnly).value().log_probs;
   const at::Tensor positions = at::arange(kPrompt + kResponse).expand({4, kPrompt + kResponse});
   const at::Tensor logits =
       model->Logits(model->Forward(batch.input_ids, positions, at::Tensor())).to(at::kFloat);
@@ -52,8 +52,8 @@ TEST(PolicyActor, LeftPaddingAndMicroBatchingDoNotChangeLogProbs) {
   auto model = TinyModel();
   auto actor = PolicyActor::Create(model.get(), AllParameters(*model), Options(6, 6)).value();
   const PolicyBatch batch = MakeBatch(6);
-  const models::TokenScores whole = actor->ComputeLogProbs(batch, 6, true).value();
-  const models::TokenScores one_by_one = actor->ComputeLogProbs(batch, 1, true).value();
+  const models::TokenScores whole = actor->ComputeLogProbs(batch, 6, models::kWithEntropy).value();
+  const models::TokenScores one_by_one = actor->ComputeLogProbs(batch, 1, models::kWithEntropy).value();
   EXPECT_TRUE(at::allclose(whole.log_probs, one_by_one.log_probs, 1e-5, 1e-5));
   EXPECT_TRUE(at::allclose(whole.entropy, one_by_one.entropy, 1e-5, 1e-5));
   // Row 2 has two padding tokens; unpadded, the same tokens give the same log-probs.
@@ -61,7 +61,7 @@ TEST(PolicyActor, LeftPaddingAndMicroBatchingDoNotChangeLogProbs) {
   row.input_ids = row.input_ids.narrow(1, 2, kPrompt + kResponse - 2);
   row.attention_mask = at::ones_like(row.input_ids);
   row.position_ids = at::arange(kPrompt + kResponse - 2).unsqueeze(0);
-  const at::Tensor unpadded = actor->ComputeLogProbs(row, 1, false).value().log_probs;
+  const at::Tensor unpadded = actor->ComputeLogProbs(row, 1, models::kLogProbsOnly).value().log_probs;
   EXPECT_TRUE(at::allclose(unpadded, whole.log_probs.narrow(0, 2, 1), 1e-5, 1e-5));
 }
 
@@ -80,7 +80,7 @@ TEST(PolicyActor, GradientAccumulationEqualsOneMicroBatch) {
   options.plan.micro_batch.rows = 4;
   auto single = PolicyActor::Create(single_model.get(), AllParameters(*single_model), options).value();
   PolicyBatch batch = MakeBatch(8);
-  batch.old_log_probs = single->ComputeLogProbs(batch, 8, false).value().log_probs;
+  batch.old_log_probs = single->ComputeLogProbs(batch, 8, models::kLogProbsOnly).value().log_probs;
   const auto accumulated_metrics = accumulated->Update(batch).value();
   const auto single_metrics = single->Update(batch).value();
   EXPECT_NEAR(accumulated_metrics.at("actor/grad_norm"), single_metrics.at("actor/grad_norm"), 1e-5);
@@ -104,7 +104,7 @@ TEST(PolicyActor, TokenBudgetMicroBatchesUpdateAsTheRowsTheyHold) {
     auto model = TinyModel();
     auto actor = PolicyActor::Create(model.get(), AllParameters(*model), options).value();
     PolicyBatch with_old = batch;
-    with_old.old_log_probs = actor->ComputeLogProbs(batch, 6, false).value().log_probs - 0.1;
+    with_old.old_log_probs = actor->ComputeLogProbs(batch, 6, models::kLogProbsOnly).value().log_probs - 0.1;
     EXPECT_TRUE(actor->Update(with_old).ok());
     return model;
   };
@@ -146,7 +146,7 @@ TEST(PolicyActor, SharedPromptsUpdateLikePaddedRows) {
     models[shared] = TinyModel();
     auto actor = PolicyActor::Create(models[shared].get(), AllParameters(*models[shared]), options).value();
     PolicyBatch update = batch;
-    update.old_log_probs = actor->ComputeLogProbs(batch, 4, false).value().log_probs - 0.1;
+    update.old_log_probs = actor->ComputeLogProbs(batch, 4, models::kLogProbsOnly).value().log_probs - 0.1;
     update.ref_log_probs = update.old_log_probs + 0.05;
     metrics[shared] = actor->Update(update).value();
   }
@@ -165,11 +165,11 @@ TEST(PolicyActor, UpdateMovesTowardPositiveAdvantages) {
   auto model = TinyModel();
   auto actor = PolicyActor::Create(model.get(), AllParameters(*model), Options(8, 4)).value();
   PolicyBatch batch = MakeBatch(8);
-  const at::Tensor before = actor->ComputeLogProbs(batch, 8, false).value().log_probs;
+  const at::Tensor before = actor->ComputeLogProbs(batch, 8, models::kLogProbsOnly).value().log_probs;
   batch.old_log_probs = before;
   const auto metrics = actor->Update(batch).value();
   const at::Tensor change =
-      ((actor->ComputeLogProbs(batch, 8, false).value().log_probs - before) * batch.response_mask)
+      ((actor->ComputeLogProbs(batch, 8, models::kLogProbsOnly).value().log_probs - before) * batch.response_mask)
           .sum(1);
   // Rows 0..3 have negative advantages, rows 4..7 positive.
   EXPECT_LT(change.narrow(0, 0, 2).max().item<double>(), 0);
@@ -191,7 +191,7 @@ TEST(PolicyActor, KlLossIsReportedAndZeroAgainstItself) {
   options.use_kl_loss = true;
   auto actor = PolicyActor::Create(model.get(), AllParameters(*model), options).value();
   PolicyBatch batch = MakeBatch(4);
-  batch.old_log_probs = batch.ref_log_probs = actor->ComputeLogProbs(batch, 4, false).value().log_probs;
+  batch.old_log_probs = batch.ref_log_probs = actor->ComputeLogProbs(batch, 4, models::kLogProbsOnly).value().log_probs;
   const auto metrics = actor->Update(batch).value();
   EXPECT_NEAR(metrics.at("actor/kl_loss"), 0, 1e-6);
   EXPECT_EQ(metrics.at("actor/kl_coef"), 0.001);
@@ -206,7 +206,7 @@ TEST(PolicyActor, WarmupStartsAtLearningRateZero) {
   auto actor = PolicyActor::Create(model.get(), AllParameters(*model), options).value();
   const at::Tensor embed_before = model->NamedParameters()[0].second->clone();
   PolicyBatch batch = MakeBatch(4);
-  batch.old_log_probs = actor->ComputeLogProbs(batch, 4, false).value().log_probs;
+  batch.old_log_probs = actor->ComputeLogProbs(batch, 4, models::kLogProbsOnly).value().log_probs;
   EXPECT_EQ(actor->Update(batch).value().at("actor/lr"), 0);
   EXPECT_TRUE(at::equal(*model->NamedParameters()[0].second, embed_before));
   EXPECT_EQ(actor->Update(batch).value().at("actor/lr"), 5e-3);
@@ -238,7 +238,7 @@ TEST(PolicyActor, OnPolicyRowsUpdateAsWithTheirScoredOldLogProbs) {
     auto model = TinyModel();
     auto actor = PolicyActor::Create(model.get(), AllParameters(*model), options).value();
     PolicyBatch with_old = batch;
-    with_old.old_log_probs = actor->ComputeLogProbs(batch, 4, false).value().log_probs;
+    with_old.old_log_probs = actor->ComputeLogProbs(batch, 4, models::kLogProbsOnly).value().log_probs;
     with_old.old_log_probs.narrow(0, 0, on_policy_rows).fill_(std::numeric_limits<float>::quiet_NaN());
     const auto metrics = actor->Update(with_old, on_policy_rows);
     EXPECT_TRUE(metrics.ok()) << metrics.status();
@@ -277,7 +277,7 @@ TEST(PolicyActor, NonFiniteInputsFailTheUpdateBeforeTheirMiniBatchSteps) {
   auto model = TinyModel();
   auto actor = PolicyActor::Create(model.get(), AllParameters(*model), Options(2, 1)).value();
   PolicyBatch batch = MakeBatch(4);
-  batch.old_log_probs = actor->ComputeLogProbs(batch, 4, false).value().log_probs;
+  batch.old_log_probs = actor->ComputeLogProbs(batch, 4, models::kLogProbsOnly).value().log_probs;
   batch.advantages[3][1] = std::numeric_limits<double>::quiet_NaN();
   EXPECT_THAT(actor->Update(batch).status().message(),
               HasSubstr("update_actor: advantages: 1 NaN and 0 infinite values (first at [0, 1])"));

@@ -32,7 +32,7 @@ TEST(ScoreResponses, SharedPromptsGiveThePaddedScores) {
   c10::NoGradGuard no_grad;
   auto score = [&](PromptSharing sharing) {
     return ScoreResponses(*model, batch.input_ids, batch.position_ids, batch.attention_mask,
-                          batch.responses, /*with_entropy=*/true, /*temperature=*/0.7, sharing);
+                          batch.responses, models::kWithEntropy, /*temperature=*/0.7, sharing);
   };
   const models::TokenScores shared = score(PromptSharing::kAlways);
   const models::TokenScores padded = score(PromptSharing::kNever);
@@ -52,18 +52,23 @@ TEST(ScoreResponses, SharedPromptsGiveThePaddedScores) {
 TEST(ScoreResponses, SharedPromptsInMicroBatchesGiveThePaddedScores) {
   const auto model = testing::TinyModel();
   const PolicyBatch batch = GroupedBatch();
+  models::ScoreExtras extras = models::kWithEntropy;
+  extras.sum_pi_squared = true;
   const absl::StatusOr<models::TokenScores> shared =
-      ScoreResponsesNoGrad(*model, batch, 4, /*with_entropy=*/true, 1.0, PromptSharing::kAlways);
+      ScoreResponsesNoGrad(*model, batch, 4, extras, 1.0, PromptSharing::kAlways);
   ASSERT_TRUE(shared.ok()) << shared.status();
   c10::NoGradGuard no_grad;
   const models::TokenScores padded =
       ScoreResponses(*model, batch.input_ids, batch.position_ids, batch.attention_mask,
-                     batch.responses, /*with_entropy=*/true, 1.0, PromptSharing::kNever);
+                     batch.responses, extras, 1.0, PromptSharing::kNever);
   const at::Tensor present =
       batch.attention_mask.narrow(1, testing::kPrompt, testing::kResponse).to(at::kBool);
   EXPECT_LT((shared->log_probs - padded.log_probs).masked_select(present).abs().max().item<float>(),
             1e-5);
   EXPECT_LT((shared->entropy - padded.entropy).masked_select(present).abs().max().item<float>(), 1e-5);
+  EXPECT_LT((shared->sum_pi_squared - padded.sum_pi_squared).masked_select(present).abs().max().item<float>(),
+            1e-6);
+  EXPECT_TRUE((padded.sum_pi_squared.masked_select(present) > 0).all().item<bool>());
 }
 
 // Where the flash kernel does not serve (float32 on the CPU), the default scores padded.
@@ -73,10 +78,10 @@ TEST(ScoreResponses, SharesPromptsByDefaultOnlyWhereFast) {
   c10::NoGradGuard no_grad;
   const models::TokenScores by_default =
       ScoreResponses(*model, batch.input_ids, batch.position_ids, batch.attention_mask,
-                     batch.responses, /*with_entropy=*/false);
+                     batch.responses, models::kLogProbsOnly);
   const models::TokenScores padded =
       ScoreResponses(*model, batch.input_ids, batch.position_ids, batch.attention_mask,
-                     batch.responses, /*with_entropy=*/false, 1.0, PromptSharing::kNever);
+                     batch.responses, models::kLogProbsOnly, 1.0, PromptSharing::kNever);
   EXPECT_TRUE(at::equal(by_default.log_probs, padded.log_probs));
 }
 

@@ -37,7 +37,7 @@ TEST(SftLearner, LossIsTheMeanNllOfResponseTokens) {
   auto sft = SftLearner::Create(model.get(), AllParameters(*model), Options(6, 2)).value();
   const PolicyBatch batch = MakeBatch(6);
   const at::Tensor log_probs = ScoreResponses(*model, batch.input_ids, batch.position_ids,
-                                              batch.attention_mask, batch.responses, false)
+                                              batch.attention_mask, batch.responses, models::kLogProbsOnly)
                                    .log_probs.detach();
   const at::Tensor mask = batch.response_mask.to(at::kFloat);
   const double expected = (-(log_probs * mask).sum() / mask.sum()).item<double>();
