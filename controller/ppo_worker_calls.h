@@ -36,8 +36,9 @@ int64_t OnPolicyRowsPerRank(const config::Recipe& recipe, int world);
 // actor.compute_log_prob on every row but the first `on_policy_rows` of each rank's
 // shard (OnPolicyRowsPerRank): adds old_log_probs [N, R] (and sum_pi_squared [N, R]
 // when the actor computes it), NaN in the rows not scored; returns actor/entropy, the
-// mean entropy over the scored rows' response tokens, or nullopt when no row was scored. InvalidArgument when the rows do not split evenly
-// over the group or a shard has fewer than `on_policy_rows` rows.
+// mean entropy over the scored rows' response tokens, or nullopt when no row was
+// scored. InvalidArgument when the rows do not split evenly over the group or a shard
+// has fewer than `on_policy_rows` rows.
 absl::StatusOr<std::optional<double>> ComputeOldLogProbs(WorkerGroup& policy, int64_t on_policy_rows,
                                                          Batch* batch);
 
