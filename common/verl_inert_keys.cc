@@ -101,7 +101,7 @@ const std::vector<VerlInertKey>& Table() {
       {"actor.router_replay.replay_file", {"null"}, kMixtureOfExperts},
       {"actor.sum_pi_squared_checkpointing", {},
        absl::StrCat("recomputation in verl's sum of squared probabilities (actor.calculate_sum_pi_squared), which "
-                    "the fused scoring here computes without keeping float32 logits; ",
+                    "the scoring here computes chunk by chunk with the log-probs (one fused kernel on CUDA); ",
                     kSameResults)},
       {"actor.qat.enable", {"false"}, "quantization-aware training is not implemented"},
       {"actor.qat.mode", {}, kQat},
