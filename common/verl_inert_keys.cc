@@ -8,6 +8,8 @@ namespace rollout::config {
 namespace {
 
 const char kWholeModels[] = "workers here train and run whole models, one per device";
+const char kOptimizerShards[] =
+    "; a data-parallel group shards the optimizer state over its ranks (ZeRO-1: workers/optimizer_shards.h)";
 // What a trained role's fsdp_config.model_dtype / mixed_precision choose in verl.
 const char kTrainingPrecision[] =
     "; its model_dtype and mixed_precision: a bfloat16 model here always trains as verl's default, on float32 "
@@ -53,7 +55,8 @@ const std::vector<VerlInertKey>& Table() {
   static const auto* table = new std::vector<VerlInertKey>{
       // The actor, the reference and the critic: verl's training backend.
       {"actor.strategy", {}, absl::StrCat("verl's training backend (fsdp, fsdp2, megatron); ", kWholeModels)},
-      {"actor.fsdp_config", {}, absl::StrCat("FSDP's sharding and offloading; ", kWholeModels, kTrainingPrecision)},
+      {"actor.fsdp_config", {},
+       absl::StrCat("FSDP's sharding and offloading; ", kWholeModels, kOptimizerShards, kTrainingPrecision)},
       {"actor.ulysses_sequence_parallel_size", {"1"}, "Ulysses sequence parallelism is not implemented"},
       {"actor.use_torch_compile", {}, "torch.compile of verl's PyTorch code; the code here is compiled C++"},
       {"actor.entropy_from_logits_with_chunking", {}, absl::StrCat("memory use of verl's entropy; ", kSameResults)},
@@ -158,7 +161,7 @@ const std::vector<VerlInertKey>& Table() {
       {"critic.strategy", {}, absl::StrCat("verl's training backend for the critic; ", kWholeModels)},
       {"critic.ulysses_sequence_parallel_size", {"1"}, "Ulysses sequence parallelism is not implemented"},
       {"critic.model.fsdp_config", {},
-       absl::StrCat("FSDP's sharding and offloading; ", kWholeModels, kTrainingPrecision)},
+       absl::StrCat("FSDP's sharding and offloading; ", kWholeModels, kOptimizerShards, kTrainingPrecision)},
       {"critic.model.use_remove_padding", {}, absl::StrCat("verl's unpadded (varlen) forward, ", kSameResults)},
       {"critic.model.trust_remote_code", {}, "models here are the built-in Qwen2, Qwen3 and Llama; no code from a model directory runs"},
       {"critic.model.external_lib", {"null"}, "importing a Python module that registers a model is not possible here"},
@@ -329,7 +332,8 @@ const std::vector<VerlInertKey>& Table() {
       {"data.chat_template", {"null"}, "verl's deprecated SFT chat template; set actor.model.custom_chat_template"},
       {"data.pad_mode", {}, absl::StrCat("how verl's SFT dataset pads its rows, ", kSameResults)},
       {"actor.model.fsdp_config", {},
-       absl::StrCat("FSDP's sharding and offloading (verl's SFT trainer); ", kWholeModels, kTrainingPrecision)},
+       absl::StrCat("FSDP's sharding and offloading (verl's SFT trainer); ", kWholeModels, kOptimizerShards,
+                    kTrainingPrecision)},
       {"data.custom_cls.path", {"null"}, "a Python dataset class cannot be loaded; prompts are JSON lines"},
       {"data.custom_cls.name", {}, "the class in data.custom_cls.path"},
       {"trainer.esi_redundant_time", {}, "a time reserve for verl's elastic scheduling on Ascend"},

@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "common/check.h"
 #include "common/torch_compat.h"
 
 namespace rollout::workers {
@@ -14,11 +15,6 @@ namespace {
 // Whether a parameter steps through a float32 master copy.
 bool SteppedInFloat32(const at::Tensor& param) {
   return param.scalar_type() == at::kBFloat16 || param.scalar_type() == at::kHalf;
-}
-
-// The dtype and device of a parameter's moments.
-at::TensorOptions StateOptions(const at::Tensor& param) {
-  return SteppedInFloat32(param) ? param.options().dtype(at::kFloat) : param.options();
 }
 
 // Makes `master` the float32 master of `param`: a copy of it the first time; after
@@ -35,8 +31,14 @@ void FollowParameter(const at::Tensor& param, at::Tensor& master) {
 
 }  // namespace
 
-AdamW::AdamW(std::vector<at::Tensor*> params, AdamWOptions options)
-    : params_(std::move(params)), states_(params_.size()), options_(options) {}
+at::TensorOptions StateOptions(const at::Tensor& param) {
+  return SteppedInFloat32(param) ? param.options().dtype(at::kFloat) : param.options();
+}
+
+AdamW::AdamW(std::vector<at::Tensor*> params, AdamWOptions options, StateShards shards)
+    : params_(std::move(params)), states_(params_.size()), options_(options), shards_(std::move(shards)) {
+  ROLLOUT_CHECK(shards_.owners.empty() || shards_.owners.size() == params_.size());
+}
 
 void AdamW::Step() {
   c10::NoGradGuard no_grad;
@@ -44,7 +46,7 @@ void AdamW::Step() {
   std::vector<size_t> from_masters;  // parameters to set to their masters' rounding
   for (size_t i = 0; i < params_.size(); ++i) {
     at::Tensor& param = *params_[i];
-    if (!param.grad().defined()) continue;
+    if (!param.grad().defined() || !Owns(i)) continue;
     State& state = states_[i];
     if (!state.step.defined()) {
       state.exp_avg = at::zeros(param.sizes(), StateOptions(param));
@@ -103,7 +105,7 @@ absl::Status AdamW::RestoreStates(std::vector<State> states) {
   }
   for (size_t i = 0; i < states.size(); ++i) {
     const at::Tensor& param = *params_[i];
-    if (!states[i].step.defined()) {
+    if (!states[i].step.defined() || !Owns(i)) {
       states_[i] = State();
       continue;
     }

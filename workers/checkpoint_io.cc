@@ -4,13 +4,16 @@
 #include <c10/core/GradMode.h>
 
 #include <cstring>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 
 #include <nlohmann/json.hpp>
 
 #include "absl/strings/escaping.h"
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/check.h"
@@ -106,7 +109,9 @@ absl::Status LoadExtra(const RoleCheckpoint& role, const std::string& path) {
 }
 
 absl::Status SaveOptimizer(const RoleCheckpoint& role, const std::string& path) {
-  const std::vector<AdamW::State>& states = role.optimizer->states();
+  ROLLOUT_CHECK(!role.optimizer->sharded() || role.gathered_states.size() == role.trainable_names.size());
+  const std::vector<AdamW::State>& states =
+      role.optimizer->sharded() ? role.gathered_states : role.optimizer->states();
   ROLLOUT_CHECK(states.size() == role.trainable_names.size());
   std::vector<std::pair<std::string, at::Tensor>> tensors;
   for (size_t i = 0; i < states.size(); ++i) {
@@ -144,22 +149,41 @@ absl::StatusOr<AdamW::State> TakeOptimizerState(std::map<std::string, at::Tensor
   return AdamW::State{parts[0], parts[1], parts[2], master};
 }
 
+// The index in `trained` (trained tensor name -> index) of the tensor whose state
+// file entry `entry` is, if any.
+std::optional<size_t> TrainedTensorOf(const std::string& entry, const std::map<std::string, size_t>& trained) {
+  std::vector<absl::string_view> suffixes(std::begin(kStateSuffixes), std::end(kStateSuffixes));
+  suffixes.push_back(kMasterSuffix);
+  for (absl::string_view suffix : suffixes) {
+    if (!absl::EndsWith(entry, suffix)) continue;
+    const auto it = trained.find(entry.substr(0, entry.size() - suffix.size()));
+    if (it != trained.end()) return it->second;
+  }
+  return std::nullopt;
+}
+
 absl::Status LoadOptimizer(const RoleCheckpoint& role, const std::string& path) {
   ASSIGN_OR_RETURN(const std::unique_ptr<models::SafetensorsReader> reader,
                    PartFile(models::SafetensorsReader::OpenFile(path), "optimizer"));
-  std::map<std::string, at::Tensor> loaded;  // read front to back, then handed over
-  for (const std::string& name : reader->NamesInFileOrder()) {
-    ASSIGN_OR_RETURN(loaded[name], reader->Load(name));
+  std::map<std::string, size_t> trained;
+  for (size_t i = 0; i < role.trainable_names.size(); ++i) trained[role.trainable_names[i]] = i;
+  // This rank's share (all of it unsharded), read front to back, then handed over.
+  std::map<std::string, at::Tensor> loaded;
+  for (const std::string& entry : reader->NamesInFileOrder()) {
+    const std::optional<size_t> index = TrainedTensorOf(entry, trained);
+    if (!index.has_value()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          path, " holds optimizer state for ", entry,
+          ", which this run does not train (a checkpoint of another model or LoRA setting)"));
+    }
+    if (role.optimizer->Owns(*index)) {
+      ASSIGN_OR_RETURN(loaded[entry], reader->Load(entry));
+    }
   }
-  std::vector<AdamW::State> states;
-  for (const std::string& name : role.trainable_names) {
-    ASSIGN_OR_RETURN(AdamW::State state, TakeOptimizerState(loaded, path, name));
-    states.push_back(std::move(state));
-  }
-  if (!loaded.empty()) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        path, " holds optimizer state for ", loaded.begin()->first,
-        ", which this run does not train (a checkpoint of another model or LoRA setting)"));
+  std::vector<AdamW::State> states(role.trainable_names.size());
+  for (size_t i = 0; i < states.size(); ++i) {
+    if (!role.optimizer->Owns(i)) continue;
+    ASSIGN_OR_RETURN(states[i], TakeOptimizerState(loaded, path, role.trainable_names[i]));
   }
   return WithContext(role.optimizer->RestoreStates(std::move(states)), path);
 }

@@ -21,7 +21,8 @@
 //              the base weights (`rollout ckpt export` merges the adapter into them)
 // Every file is fsynced as it is written; the directory entries become durable when the
 // controller commits the checkpoint. Nothing depends on the data-parallel world size:
-// the directory holds one copy of every tensor, written by rank 0.
+// the directory holds one copy of every tensor, written by rank 0 (with the optimizer
+// state gathered from every rank when it is sharded).
 #pragma once
 
 #include <c10/core/Device.h>
@@ -78,9 +79,12 @@ struct RoleCheckpoint {
   // by the caller), after save_hf_config wrote the rest; a role without
   // save_hf_config writes the whole directory here.
   std::function<absl::Status(const std::string& dir)> save_hf_model;
-  // optimizer: the optimizer and the names of its tensors, in its order.
+  // optimizer: the optimizer and the names of its tensors, in its order. A sharded
+  // optimizer (optimizer_shards.h) loads only its rank's share of the file, and saves
+  // `gathered_states`: every tensor's state, GatherStates' on rank 0.
   AdamW* optimizer = nullptr;
   std::vector<std::string> trainable_names;
+  std::vector<AdamW::State> gathered_states;
   // extra: the learner's update counter.
   int64_t* updates = nullptr;
   c10::Device device = c10::Device(c10::kCPU);

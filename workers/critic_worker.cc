@@ -10,6 +10,7 @@
 #include "common/file_util.h"
 #include "common/status_macros.h"
 #include "models/tokenizer_files.h"
+#include "workers/optimizer_shards.h"
 #include "workers/role_options.h"
 
 namespace rollout::workers {
@@ -146,14 +147,16 @@ absl::StatusOr<Batch> CriticWorker::SaveCheckpoint(const Batch& input) {
                    ParseCheckpointParts(setup_.recipe.critic().checkpoint().save_contents(),
                                         "critic.checkpoint.save_contents"));
   RETURN_IF_ERROR(pending_save_.Wait());
-  // Every rank holds the same state; one copy is written.
+  RoleCheckpoint role = CriticCheckpoint();
+  RETURN_IF_ERROR(WithContext(GatherForSave(setup_.data_parallel, parts, role),
+                              absl::StrCat("critic.save_checkpoint to ", dir)));
+  // One copy is written, by rank 0 (which now holds all of a sharded optimizer's state).
   if (setup_.rank != 0) return Batch();
   if (input.Meta("async") == "1") {
-    RETURN_IF_ERROR(pending_save_.Start(CriticCheckpoint(), parts, dir));
+    RETURN_IF_ERROR(pending_save_.Start(std::move(role), parts, dir));
     return Batch();
   }
-  RETURN_IF_ERROR(WithContext(SaveRoleCheckpoint(CriticCheckpoint(), parts, dir),
-                              absl::StrCat("critic.save_checkpoint to ", dir)));
+  RETURN_IF_ERROR(WithContext(SaveRoleCheckpoint(role, parts, dir), absl::StrCat("critic.save_checkpoint to ", dir)));
   return Batch();
 }
 

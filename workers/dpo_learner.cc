@@ -5,6 +5,7 @@
 #include "absl/strings/str_cat.h"
 #include "algorithms/masked_ops.h"
 #include "common/status_macros.h"
+#include "workers/optimizer_shards.h"
 #include "workers/response_scores.h"
 
 namespace rollout::workers {
@@ -91,7 +92,7 @@ DpoLearner::DpoLearner(models::CausalLM* model, std::vector<at::Tensor*> trainab
       trainable_(std::move(trainable)),
       options_(options),
       schedule_(std::move(schedule)),
-      optimizer_(trainable_, options.adamw) {}
+      optimizer_(trainable_, options.adamw, ShardsFor(trainable_, options.plan.data_parallel)) {}
 
 absl::StatusOr<std::map<std::string, double>> DpoLearner::Update(const PreferenceBatch& batch) {
   RETURN_IF_ERROR(CheckPreferenceBatch(batch));

@@ -13,6 +13,7 @@
 #include "common/status_macros.h"
 #include "common/uniform_random.h"
 #include "workers/gradient_sync.h"
+#include "workers/optimizer_shards.h"
 
 namespace rollout::workers {
 
@@ -64,6 +65,7 @@ absl::Status RunMiniBatch(const std::vector<RowRange>& micro_batches, const Mini
   const double grad_norm = ClipGradNorm(trainable, plan.grad_clip);
   if (std::isfinite(grad_norm)) {
     optimizer.Step();
+    if (optimizer.sharded()) RETURN_IF_ERROR(BroadcastStepped(*plan.data_parallel, optimizer));
   } else {
     ++result->skipped_steps;
   }
@@ -79,6 +81,9 @@ absl::StatusOr<MiniBatchResult> RunMiniBatches(int64_t rows, absl::Span<const in
                                                AdamW& optimizer, const MicroBatchStep& step,
                                                const MiniBatchCheck& check, const EpochReorder& reorder) {
   if (rows <= 0) return absl::InvalidArgumentError(absl::StrCat("no rows to train on (", rows, ")"));
+  if (optimizer.sharded() && plan.data_parallel == nullptr) {
+    return absl::InternalError("the optimizer's state is sharded, but its mini-batch loop has no data-parallel group");
+  }
   if (plan.shuffle && !reorder) {
     return absl::InvalidArgumentError("a shuffled mini-batch loop needs a way to reorder its rows");
   }

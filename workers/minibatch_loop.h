@@ -3,6 +3,8 @@
 // for bfloat16 parameters as verl's FSDP: AdamW::WidenGradients), averaged
 // over the data-parallel ranks, clipped, then one optimizer step — skipped when the
 // gradient norm is not finite, as verl does, so one bad batch cannot poison the weights.
+// With its optimizer state sharded over the data-parallel group (optimizer_shards.h),
+// each rank steps its share and the owners copy the stepped weights to the others.
 #pragma once
 
 #include <ATen/core/Tensor.h>

@@ -12,6 +12,7 @@
 #include "algorithms/masked_ops.h"
 #include "common/mix_bits.h"
 #include "common/status_macros.h"
+#include "workers/optimizer_shards.h"
 
 namespace rollout::workers {
 absl::StatusOr<std::unique_ptr<PolicyActor>> PolicyActor::Create(models::CausalLM* model,
@@ -35,7 +36,7 @@ PolicyActor::PolicyActor(models::CausalLM* model, std::vector<at::Tensor*> train
       trainable_(std::move(trainable)),
       options_(options),
       schedule_(std::move(schedule)),
-      optimizer_(trainable_, options.adamw) {}
+      optimizer_(trainable_, options.adamw, ShardsFor(trainable_, options.plan.data_parallel)) {}
 
 absl::StatusOr<models::TokenScores> PolicyActor::ComputeLogProbs(const PolicyBatch& batch,
                                                                  const MicroBatchSize& micro_batch,

@@ -3,11 +3,13 @@
 #include "workers/policy_worker.h"
 
 #include <map>
+#include <utility>
 
 #include "absl/strings/str_cat.h"
 #include "common/file_util.h"
 #include "common/status_macros.h"
 #include "models/safetensors.h"
+#include "workers/optimizer_shards.h"
 
 namespace rollout::workers {
 
@@ -73,14 +75,16 @@ absl::StatusOr<Batch> PolicyWorker::SaveCheckpoint(const Batch& input) {
                    ParseCheckpointParts(setup_.recipe.actor().checkpoint().save_contents(),
                                         "actor.checkpoint.save_contents"));
   RETURN_IF_ERROR(pending_save_.Wait());
-  // Every rank holds the same state; one copy is written.
+  RoleCheckpoint role = ActorCheckpoint();
+  RETURN_IF_ERROR(WithContext(GatherForSave(setup_.data_parallel, parts, role),
+                              absl::StrCat("actor.save_checkpoint to ", dir)));
+  // One copy is written, by rank 0 (which now holds all of a sharded optimizer's state).
   if (setup_.rank != 0) return Batch();
   if (input.Meta("async") == "1") {
-    RETURN_IF_ERROR(pending_save_.Start(ActorCheckpoint(), parts, dir));
+    RETURN_IF_ERROR(pending_save_.Start(std::move(role), parts, dir));
     return Batch();
   }
-  RETURN_IF_ERROR(WithContext(SaveRoleCheckpoint(ActorCheckpoint(), parts, dir),
-                              absl::StrCat("actor.save_checkpoint to ", dir)));
+  RETURN_IF_ERROR(WithContext(SaveRoleCheckpoint(role, parts, dir), absl::StrCat("actor.save_checkpoint to ", dir)));
   return Batch();
 }
 

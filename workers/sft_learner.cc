@@ -7,6 +7,7 @@
 #include "algorithms/loss_aggregation.h"
 #include "algorithms/masked_ops.h"
 #include "common/status_macros.h"
+#include "workers/optimizer_shards.h"
 #include "workers/response_scores.h"
 
 namespace rollout::workers {
@@ -39,7 +40,7 @@ SftLearner::SftLearner(models::CausalLM* model, std::vector<at::Tensor*> trainab
       trainable_(std::move(trainable)),
       options_(options),
       schedule_(std::move(schedule)),
-      optimizer_(trainable_, options.adamw) {}
+      optimizer_(trainable_, options.adamw, ShardsFor(trainable_, options.plan.data_parallel)) {}
 
 absl::StatusOr<std::map<std::string, double>> SftLearner::Update(const PolicyBatch& batch) {
   RETURN_IF_ERROR(CheckPolicyBatch(batch));

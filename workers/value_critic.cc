@@ -11,6 +11,7 @@
 #include "common/mix_bits.h"
 #include "common/status_macros.h"
 #include "workers/micro_batches.h"
+#include "workers/optimizer_shards.h"
 
 namespace rollout::workers {
 namespace {
@@ -91,7 +92,7 @@ ValueCritic::ValueCritic(models::ValueModel* model, std::vector<at::Tensor*> tra
       trainable_(std::move(trainable)),
       options_(options),
       schedule_(std::move(schedule)),
-      optimizer_(trainable_, options.adamw) {}
+      optimizer_(trainable_, options.adamw, ShardsFor(trainable_, options.plan.data_parallel)) {}
 
 at::Tensor ValueCritic::Predict(const ValueBatch& batch) const {
   const int64_t total = batch.input_ids.size(1);

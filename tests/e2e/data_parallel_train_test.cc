@@ -1,7 +1,8 @@
 // Data-parallel training through real `rollout train` runs on the CPU: a pool of two
 // workers (trainer.n_gpus_per_node=2), each generating and training on half of every
 // batch with its gradients averaged over Gloo, trains like one worker on the whole
-// batch; a checkpoint saved by two workers resumes on one.
+// batch; a checkpoint saved by two workers resumes on one, and one saved by one
+// worker on two (the optimizer state sharded over them: workers/optimizer_shards.h).
 //
 // Two ranks sum their gradients in another order than one worker does, so the weights
 // agree up to rounding, not bit for bit. Adam's first steps move every weight by about
@@ -74,6 +75,12 @@ std::map<std::string, at::Tensor> Weights(const std::string& path) {
   return weights;
 }
 
+std::vector<std::string> TensorNames(const std::string& path) {
+  auto reader = models::SafetensorsReader::OpenFile(path);
+  EXPECT_TRUE(reader.ok()) << reader.status();
+  return reader.ok() ? (*reader)->Names() : std::vector<std::string>();
+}
+
 // ||update_b - update_a|| / ||update_a|| over all weights, updates taken from the
 // fixture's initial weights.
 double RelativeUpdateDifference(const std::string& a_path, const std::string& b_path) {
@@ -122,6 +129,11 @@ TEST(DataParallelTrain, TwoWorkersTrainLikeOneAndTheirCheckpointResumesOnOne) {
                                      dir.Path("ckpt/two/global_step_2/actor/model.safetensors")),
             kTolerance);
 
+  // Each worker stepped (and kept the optimizer state of) its share of the tensors;
+  // the checkpoint gathered all of it.
+  EXPECT_EQ(TensorNames(dir.Path("ckpt/two/global_step_2/actor/optim.safetensors")),
+            TensorNames(dir.Path("ckpt/one/global_step_2/actor/optim.safetensors")));
+
   // The two workers' checkpoint continues on one worker.
   const CommandResult resumed = RolloutIn(dir.path(), GrpoArgs("two", 1, 4));
   ASSERT_EQ(resumed.exit_code, 0) << resumed.output;
@@ -129,6 +141,16 @@ TEST(DataParallelTrain, TwoWorkersTrainLikeOneAndTheirCheckpointResumesOnOne) {
   EXPECT_THAT(resumed.output, HasSubstr("global_step_2"));
   EXPECT_LT(RelativeUpdateDifference(dir.Path("ckpt/one/global_step_4/actor/model.safetensors"),
                                      dir.Path("ckpt/two/global_step_4/actor/model.safetensors")),
+            kTolerance);
+
+  // One worker's checkpoint continues on two, each loading its share of the optimizer state.
+  const CommandResult spread = RolloutIn(
+      dir.path(), GrpoArgs("spread", 2, 4, {"trainer.resume_mode=resume_path",
+                                            "trainer.resume_from_path=ckpt/one/global_step_2"}));
+  ASSERT_EQ(spread.exit_code, 0) << spread.output;
+  EXPECT_THAT(spread.output, HasSubstr("resuming from"));
+  EXPECT_LT(RelativeUpdateDifference(dir.Path("ckpt/one/global_step_4/actor/model.safetensors"),
+                                     dir.Path("ckpt/spread/global_step_4/actor/model.safetensors")),
             kTolerance);
 }
 
