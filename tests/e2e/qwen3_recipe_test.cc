@@ -24,6 +24,11 @@ namespace {
 using testing::ReadJsonLines;
 using testing::RolloutIn;
 
+// The random model scores 0 on every row, so the policy gradient is 0, and so is the KL
+// loss's while the actor is the reference: the update's gradient would be rounding
+// noise. A small entropy bonus gives it one to check that the update trains.
+constexpr char kEntropyBonus[] = "actor.entropy_coeff=0.01";
+
 // A tiny Qwen3 model directory: random weights, the tiny Qwen2 fixture's tokenizer
 // files (EOS and padding as there) and Qwen3's chat template.
 void WriteTinyQwen3(const std::string& dir) {
@@ -89,7 +94,8 @@ TEST(Qwen3Recipe, TrainsTwoStepsOnTheCpuWithThinkingOffAndTheRowsTools) {
        "rollout.dtype=float32", "rollout.cpu_kv_cache_gib=0.05", "data.train_batch_size=4",
        "actor.ppo_mini_batch_size=2", "actor.ppo_micro_batch_size_per_gpu=2", "rollout.n=2",
        "data.max_prompt_length=1024", "data.max_response_length=8", "trainer.total_training_steps=2",
-       "trainer.save_freq=-1", "trainer.logger=[console,jsonl]", "trainer.rollout_data_dir=dumps"});
+       "trainer.save_freq=-1", "trainer.logger=[console,jsonl]", "trainer.rollout_data_dir=dumps",
+       kEntropyBonus});
   ASSERT_EQ(train.exit_code, 0) << train.output;
 
   const auto steps = ReadJsonLines(dir.Path("jsonl_log/rollout_gsm8k/grpo_qwen3_0.6b/metrics.jsonl"));
@@ -133,7 +139,7 @@ TEST(Qwen3Recipe, TrainsWithAMultiTurnRolloutOfferingTheGsm8kTool) {
        "trainer.save_freq=-1", "trainer.logger=[console,jsonl]", "trainer.rollout_data_dir=dumps",
        "rollout.multi_turn.enable=true", "rollout.multi_turn.tool_config_path=" + source + "/recipes/tools/gsm8k.yaml",
        "rollout.multi_turn.interaction_config_path=" + source + "/recipes/tools/gsm8k_interaction.yaml",
-       "rollout.multi_turn.max_assistant_turns=3"});
+       "rollout.multi_turn.max_assistant_turns=3", kEntropyBonus});
   ASSERT_EQ(train.exit_code, 0) << train.output;
 
   const auto steps = ReadJsonLines(dir.Path("jsonl_log/rollout_gsm8k/grpo_qwen3_0.6b/metrics.jsonl"));
