@@ -3,46 +3,86 @@
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 
+#include "common/check.h"
+#include "common/status_macros.h"
+
 namespace rollout::workers {
 
-absl::Status AverageGradients(Communicator& communicator, const std::vector<at::Tensor*>& params) {
+namespace {
+
+// Sums the gradients of `params` over the group, divides by its size and writes the
+// means back into them, through one flat float32 buffer.
+absl::Status AverageInBuffer(Communicator& communicator, const std::vector<at::Tensor*>& params,
+                             int64_t elements) {
+  if (params.empty()) return absl::OkStatus();
+  at::Tensor buffer = at::empty({elements}, params.front()->options().dtype(at::kFloat));
+  int64_t offset = 0;
+  for (const at::Tensor* param : params) {
+    buffer.narrow(0, offset, param->numel()).copy_(param->grad().reshape(-1));
+    offset += param->numel();
+  }
+  RETURN_IF_ERROR(communicator.AllReduceSum({buffer}));
+  buffer.div_(communicator.world_size());
+  offset = 0;
+  for (at::Tensor* param : params) {
+    // In the gradient's dtype (float32 once widened).
+    param->mutable_grad().copy_(buffer.narrow(0, offset, param->numel()).view(param->sizes()));
+    offset += param->numel();
+  }
+  return absl::OkStatus();
+}
+
+// A gradient as large as a bucket or larger, on its own: summed in place when it is
+// contiguous float32 (no buffer at all), else through a buffer of its size.
+absl::Status AverageAlone(Communicator& communicator, at::Tensor* param) {
+  at::Tensor& grad = param->mutable_grad();
+  if (grad.scalar_type() != at::kFloat || !grad.is_contiguous()) {
+    return AverageInBuffer(communicator, {param}, param->numel());
+  }
+  RETURN_IF_ERROR(communicator.AllReduceSum({grad}));
+  grad.div_(communicator.world_size());
+  return absl::OkStatus();
+}
+
+}  // namespace
+
+absl::Status AverageGradients(Communicator& communicator, const std::vector<at::Tensor*>& params,
+                              int64_t bucket_elements) {
+  ROLLOUT_CHECK(bucket_elements > 0);
   if (params.empty()) return absl::OkStatus();
   c10::NoGradGuard no_grad;
   const int64_t count = static_cast<int64_t>(params.size());
-  int64_t elements = 0;
-  for (const at::Tensor* param : params) elements += param->numel();
-  // [elements + count] float32: the gradients back to back, then the flags.
-  at::Tensor buffer = at::zeros({elements + count}, params.front()->options().dtype(at::kFloat));
+  // How many ranks have each gradient.
   at::Tensor flags = at::zeros({count}, at::kFloat);
-  int64_t offset = 0;
   for (int64_t i = 0; i < count; ++i) {
-    const at::Tensor& grad = params[i]->grad();
-    if (grad.defined()) {
-      buffer.narrow(0, offset, grad.numel()).copy_(grad.reshape(-1));
-      flags[i] = 1;
-    }
-    offset += params[i]->numel();
+    if (params[i]->grad().defined()) flags[i] = 1;
   }
-  buffer.narrow(0, elements, count).copy_(flags);
-  if (absl::Status s = communicator.AllReduceSum({buffer}); !s.ok()) return s;
-  buffer.div_(communicator.world_size());
-  const at::Tensor present = buffer.narrow(0, elements, count).cpu();
-  const auto present_at = present.accessor<float, 1>();
-  offset = 0;
+  at::Tensor holders = flags.to(params.front()->device());
+  RETURN_IF_ERROR(communicator.AllReduceSum({holders}));
+  flags = holders.cpu();
+  const auto holders_at = flags.accessor<float, 1>();
+  // Gradients in flat buckets, in the parameters' order; which bucket a gradient joins
+  // depends on the sizes alone, the same on every rank.
+  std::vector<at::Tensor*> bucket;
+  int64_t bucket_size = 0;  // elements
   for (int64_t i = 0; i < count; ++i) {
+    if (holders_at[i] == 0) continue;  // no rank has it: it stays without
     at::Tensor* param = params[i];
-    const int64_t numel = param->numel();
-    if (present_at[i] > 0) {
-      const at::Tensor mean = buffer.narrow(0, offset, numel).view(param->sizes());
-      if (param->grad().defined()) {
-        param->mutable_grad().copy_(mean);  // in the gradient's dtype (float32 once widened)
-      } else {
-        param->mutable_grad() = mean.to(param->scalar_type(), /*non_blocking=*/false, /*copy=*/true);
-      }
+    // A rank without the gradient adds zeros.
+    if (!param->grad().defined()) param->mutable_grad() = at::zeros(param->sizes(), param->options());
+    if (param->numel() >= bucket_elements) {
+      RETURN_IF_ERROR(AverageAlone(communicator, param));
+      continue;
     }
-    offset += numel;
+    if (bucket_size + param->numel() > bucket_elements) {
+      RETURN_IF_ERROR(AverageInBuffer(communicator, bucket, bucket_size));
+      bucket.clear();
+      bucket_size = 0;
+    }
+    bucket.push_back(param);
+    bucket_size += param->numel();
   }
-  return absl::OkStatus();
+  return AverageInBuffer(communicator, bucket, bucket_size);
 }
 
 }  // namespace rollout::workers

@@ -1,11 +1,15 @@
 // The collectives on the CPU (Gloo) with ranks as threads of this process, meeting
 // through an in-memory rendezvous: sums, broadcasts of every dtype a model uses,
-// gradient averaging with and without gradients on some ranks, and the errors.
+// gradient averaging with and without gradients on some ranks and in buckets, and the
+// errors.
 #include "workers/communicator.h"
 
 #include <ATen/ATen.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+
+#include <utility>
+#include <vector>
 
 #include "tests/workers/gloo_ranks.h"
 #include "workers/gradient_sync.h"
@@ -90,6 +94,41 @@ TEST(GradientSync, AveragesAndKeepsParametersNoRankHasAGradientForWithout) {
     EXPECT_FALSE(nowhere.grad().defined());
     EXPECT_EQ(bf16.grad().scalar_type(), at::kBFloat16);
     EXPECT_TRUE(at::equal(bf16.grad(), at::full({2}, 1.0, at::kBFloat16)));
+  });
+}
+
+// Buckets of 6 elements: gradients of 2 and 3 elements share one, 4 and 1 the next; 8
+// (float32: in place), 7 (bfloat16: through a buffer of its own) and 9 (only rank 2
+// has it) go alone. Rank r's gradient is (r + 1) x (arange + 10 i), so the mean is
+// twice arange + 10 i, exact in either dtype.
+TEST(GradientSync, AveragesInBucketsAndLargeGradientsOnTheirOwn) {
+  OnRanks(3, [](int rank, Communicator& communicator) {
+    const std::vector<std::pair<int64_t, at::ScalarType>> layout = {
+        {2, at::kFloat}, {3, at::kFloat}, {8, at::kFloat}, {4, at::kFloat}, {7, at::kBFloat16}, {1, at::kFloat},
+        {9, at::kFloat}};
+    const size_t only_on_rank_two = 6;
+    std::vector<at::Tensor> tensors;
+    for (const auto& [numel, dtype] : layout) tensors.push_back(at::zeros({numel}, dtype));
+    std::vector<at::Tensor*> params;
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      params.push_back(&tensors[i]);
+      const at::Tensor base = at::arange(tensors[i].numel(), at::kFloat).add(10.0 * i);
+      if (i == only_on_rank_two) {
+        if (rank == 2) tensors[i].mutable_grad() = base.mul(3);
+        continue;
+      }
+      tensors[i].mutable_grad() = base.mul(rank + 1).to(tensors[i].scalar_type());
+    }
+    const void* large_float32 = tensors[2].grad().data_ptr();
+    ASSERT_TRUE(AverageGradients(communicator, params, /*bucket_elements=*/6).ok());
+    for (size_t i = 0; i < tensors.size(); ++i) {
+      const at::Tensor base = at::arange(tensors[i].numel(), at::kFloat).add(10.0 * i);
+      const at::Tensor want = i == only_on_rank_two ? base : base.mul(2);
+      ASSERT_TRUE(tensors[i].grad().defined()) << "rank " << rank << ", tensor " << i;
+      EXPECT_EQ(tensors[i].grad().scalar_type(), tensors[i].scalar_type()) << "tensor " << i;
+      EXPECT_TRUE(at::equal(tensors[i].grad().to(at::kFloat), want)) << "rank " << rank << ", tensor " << i;
+    }
+    EXPECT_EQ(tensors[2].grad().data_ptr(), large_float32) << "summed in place";
   });
 }
 
