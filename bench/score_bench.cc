@@ -31,11 +31,11 @@
 #include "models/causal_lm.h"
 #include "models/presets.h"
 #include "workers/policy_actor.h"
+#include "workers/memory_metrics.h"
 #include "workers/policy_batch.h"
 #include "workers/response_scores.h"
 
 #ifdef ROLLOUT_WITH_CUDA
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #endif
 
@@ -70,24 +70,6 @@ workers::PolicyBatch GrpoBatch(const Options& o, int64_t vocab, c10::Device devi
   batch.responses = batch.input_ids.narrow(1, o.prompt, o.response).contiguous();
   batch.response_mask = at::ones({rows, o.response}, ints.device(device));
   return batch;
-}
-
-// The most memory the caching allocator has handed out on `device` since the last
-// ResetPeakMemory, in GiB; 0 off CUDA (the caller prints it only on CUDA).
-double PeakMemoryGib(const c10::Device& device) {
-#ifdef ROLLOUT_WITH_CUDA
-  if (device.is_cuda()) {
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
-    return static_cast<double>(stats.allocated_bytes[0].peak) / (1 << 30);  // [0]: all pools
-  }
-#endif
-  return 0;
-}
-
-void ResetPeakMemory(const c10::Device& device) {
-#ifdef ROLLOUT_WITH_CUDA
-  if (device.is_cuda()) c10::cuda::CUDACachingAllocator::resetPeakStats(device.index());
-#endif
 }
 
 double Seconds(const std::function<void()>& body, const c10::Device& device) {
@@ -199,7 +181,7 @@ int RunScoreBench(const std::vector<std::string>& args) {
       std::cout << "  traces of a log-prob pass and an update pass: " << path << "{,-update}.json\n";
     }
   }
-  ResetPeakMemory(*device);
+  workers::ResetPeakDeviceMemory(*device);
   actor_update();
   const double update_seconds =
       Seconds([&] { for (int64_t i = 0; i < o.steps; ++i) actor_update(); }, *device) / o.steps;
@@ -207,7 +189,7 @@ int RunScoreBench(const std::vector<std::string>& args) {
                                update_seconds * 1e3);
   if (device->is_cuda()) {
     std::cout << absl::StrFormat("; peak memory %.1f GiB (weights, gradients and AdamW state included)",
-                                 PeakMemoryGib(*device));
+                                 workers::PeakDeviceMemory(*device).allocated / double(1 << 30));
   }
   std::cout << "\n";
   if (!o.trace.empty()) {

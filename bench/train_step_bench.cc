@@ -24,10 +24,10 @@
 #include "models/presets.h"
 #include "models/token_scores.h"
 #include "workers/adamw.h"
+#include "workers/memory_metrics.h"
 #include "common/device.h"
 
 #ifdef ROLLOUT_WITH_CUDA
-#include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #endif
 
@@ -38,16 +38,6 @@ void Synchronize(const c10::Device& device) {
 #ifdef ROLLOUT_WITH_CUDA
   if (device.is_cuda()) c10::cuda::device_synchronize();
 #endif
-}
-
-double PeakMemoryGiB(const c10::Device& device) {
-#ifdef ROLLOUT_WITH_CUDA
-  if (device.is_cuda()) {
-    const auto stats = c10::cuda::CUDACachingAllocator::getDeviceStats(device.index());
-    return stats.allocated_bytes[0].peak / double(1 << 30);
-  }
-#endif
-  return 0;
 }
 
 // Wall time of each phase, summed over steps (with --breakdown the device is
@@ -153,7 +143,7 @@ int RunTrainStepBench(const std::vector<std::string>& args) {
       "%s  %s %s  params %.3fB  batch %d x %d\n"
       "step %.1f ms  %.0f tokens/s  MFU %.3f  peak memory %.1f GiB  ratio to HF (81k tok/s) %.2f\n",
       preset, device->str(), dtype_name, param_count / 1e9, batch, seq, seconds * 1e3,
-      tokens_per_s, mfu, PeakMemoryGiB(*device), tokens_per_s / 81000.0);
+      tokens_per_s, mfu, workers::PeakDeviceMemory(*device).allocated / double(1 << 30), tokens_per_s / 81000.0);
   std::cout << absl::StrFormat("host time to issue a step %.1f ms (%.0f%% of the step)\n",
                                enqueued * 1e3, 100 * enqueued / seconds);
   if (breakdown) {

@@ -14,6 +14,7 @@
 #include "common/status_macros.h"
 #include "models/json_prompt.h"
 #include "tools/tool_config.h"
+#include "workers/memory_metrics.h"
 #include "workers/multi_turn_rollout.h"
 #include "workers/policy_batch.h"
 #include "workers/reference_sync.h"
@@ -559,9 +560,10 @@ absl::StatusOr<Batch> PolicyWorker::UpdateActor(const Batch& input) {
     return absl::InvalidArgumentError(
         absl::StrCat("actor.update_actor: meta on_policy_rows '", on_policy, "' is not an integer"));
   }
-  ASSIGN_OR_RETURN(const auto metrics, actor_->Update(MoveTo(batch, setup_.device), on_policy_rows));
+  ASSIGN_OR_RETURN(auto metrics, actor_->Update(MoveTo(batch, setup_.device), on_policy_rows));
   WeightsChanged();
   RETURN_IF_ERROR(SyncReferenceIfDue(actor_->updates()));
+  AddMemoryMetrics(setup_.device, &metrics);
   Batch output;
   SetBatchMetrics(metrics, &output);
   return output;

@@ -13,7 +13,6 @@
 
 #include <nlohmann/json.hpp>
 
-#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "common/crash_point.h"
 #include "common/file_system.h"
@@ -29,6 +28,7 @@ using testing::FileContents;
 using testing::LetterRows;
 using testing::ReadJsonLines;
 using testing::RolloutIn;
+using testing::RunDependentMetric;
 using testing::StepMetrics;
 using ::testing::HasSubstr;
 using ::testing::Not;
@@ -54,20 +54,17 @@ std::vector<std::string> GrpoArgs(const std::string& data, const std::string& na
 
 bool Exists(const std::string& path) { return DefaultFileSystem()->Stat(path).value().exists; }
 
-// Every metric but wall-clock ones must be equal (the same doubles, not close ones).
+// Every metric but the run-dependent ones must be equal (the same doubles, not close ones).
 void ExpectSameMetrics(const nlohmann::json& expected, const nlohmann::json& actual, int step) {
-  const auto timed = [](const std::string& name) {
-    return absl::StartsWith(name, "timing_s/") || name == "perf/throughput";
-  };
   size_t compared = 0;
   for (const auto& [name, value] : expected.items()) {
-    if (timed(name)) continue;
+    if (RunDependentMetric(name)) continue;
     ASSERT_TRUE(actual.contains(name)) << "step " << step << " lacks " << name;
     EXPECT_EQ(actual[name], value) << "step " << step << ": " << name;
     ++compared;
   }
   for (const auto& [name, value] : actual.items()) {
-    EXPECT_TRUE(timed(name) || expected.contains(name)) << "step " << step << " has an extra " << name;
+    EXPECT_TRUE(RunDependentMetric(name) || expected.contains(name)) << "step " << step << " has an extra " << name;
   }
   EXPECT_GT(compared, 20u);
 }

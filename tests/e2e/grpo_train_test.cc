@@ -55,9 +55,11 @@ TEST(GrpoTrain, ThreeStepsOnTheCpuLogVerlsMetrics) {
                              "actor/pg_loss", "actor/kl_loss", "actor/entropy", "actor/pg_clipfrac",
                              "actor/grad_norm", "actor/lr", "critic/score/mean", "critic/advantages/mean",
                              "response_length/mean", "reward/timeouts", "reward/errors",
-                             "reward/overlong_fraction", "reward/overlong_penalty/mean"}) {
+                             "reward/overlong_fraction", "reward/overlong_penalty/mean", "perf/cpu_memory_used_gb"}) {
       EXPECT_TRUE(metrics.contains(name)) << "step " << step << " lacks " << name;
     }
+    EXPECT_GT(metrics.value("perf/cpu_memory_used_gb", 0.0), 0.0) << "step " << step;
+    EXPECT_FALSE(metrics.contains("perf/max_memory_allocated_gb")) << "a CPU run has no CUDA allocator";
   }
   EXPECT_TRUE(steps[2].contains("val-core/arithmetic/reward/mean@1"));  // test_freq 2
   EXPECT_TRUE(steps[3].contains("val-core/arithmetic/reward/mean@1"));  // the last step

@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "common/file_util.h"
@@ -24,6 +25,12 @@ inline CommandResult RolloutIn(const std::string& dir, const std::vector<std::st
   const std::string command =
       absl::StrCat("cd '", dir, "' && ", env, " '", ROLLOUT_BINARY_PATH, "' ", absl::StrJoin(args, " "));
   return RunCommand({"/bin/sh", "-c", command}, 600);
+}
+
+// Whether a step metric differs between runs however they are seeded: wall-clock
+// times, the throughput and memory (workers/memory_metrics.h).
+inline bool RunDependentMetric(const std::string& name) {
+  return absl::StartsWith(name, "timing_s/") || name == "perf/throughput" || absl::StrContains(name, "memory");
 }
 
 // 16 prompts (4 steps an epoch at 4 a step) whose ground truths are single
