@@ -41,6 +41,7 @@ struct AdamWOptions {
 // Which rank of a data-parallel group steps each parameter.
 struct StateShards {
   int rank = 0;
+  int world_size = 1;
   // Parallel to the optimizer's parameters: the rank that steps each. Empty: this
   // process steps them all (one rank, or an unsharded group).
   std::vector<int> owners;

@@ -8,6 +8,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/batch_metrics.h"
 #include "common/file_util.h"
+#include "common/logging.h"
 #include "common/status_macros.h"
 #include "models/tokenizer_files.h"
 #include "workers/optimizer_shards.h"
@@ -82,6 +83,8 @@ absl::StatusOr<std::unique_ptr<CriticWorker>> CriticWorker::Create(const CriticW
   (*loaded)->set_activation_checkpointing(model.enable_gradient_checkpointing());
   std::unique_ptr<CriticWorker> worker(new CriticWorker(setup, *std::move(loaded)));
   ASSIGN_OR_RETURN(worker->critic_, ValueCritic::Create(worker->model_.get(), options));
+  const AdamW& optimizer = worker->critic_->optimizer();
+  if (optimizer.sharded()) ROLLOUT_LOG(INFO) << "critic: " << ShareOf(optimizer);
   return worker;
 }
 

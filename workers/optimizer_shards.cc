@@ -4,8 +4,10 @@
 #include <c10/core/GradMode.h>
 
 #include <algorithm>
+#include <string>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "common/check.h"
 #include "common/status_macros.h"
 
@@ -29,7 +31,22 @@ std::vector<int> BalancedOwners(const std::vector<at::Tensor*>& params, int worl
 
 StateShards ShardsFor(const std::vector<at::Tensor*>& params, const Communicator* group) {
   if (group == nullptr || group->world_size() == 1) return StateShards();
-  return StateShards{group->rank(), BalancedOwners(params, group->world_size())};
+  return StateShards{group->rank(), group->world_size(), BalancedOwners(params, group->world_size())};
+}
+
+std::string ShareOf(const AdamW& optimizer) {
+  const std::vector<at::Tensor*>& params = optimizer.params();
+  int64_t tensors = 0, elements = 0, total = 0;
+  for (size_t i = 0; i < params.size(); ++i) {
+    total += params[i]->numel();
+    if (!optimizer.Owns(i)) continue;
+    ++tensors;
+    elements += params[i]->numel();
+  }
+  return absl::StrFormat(
+      "optimizer state sharded over %d ranks (ZeRO-1): rank %d steps %d of %d tensors, %d of %d elements (%.1f%%)",
+      optimizer.shards().world_size, optimizer.shards().rank, tensors, params.size(), elements, total,
+      total == 0 ? 0.0 : 100.0 * static_cast<double>(elements) / static_cast<double>(total));
 }
 
 absl::Status BroadcastStepped(Communicator& group, const AdamW& optimizer) {

@@ -16,6 +16,7 @@
 #include "tools/tool_config.h"
 #include "workers/memory_metrics.h"
 #include "workers/multi_turn_rollout.h"
+#include "workers/optimizer_shards.h"
 #include "workers/policy_batch.h"
 #include "workers/reference_sync.h"
 #include "workers/response_scores.h"
@@ -136,6 +137,11 @@ absl::StatusOr<std::unique_ptr<PolicyWorker>> PolicyWorker::Create(const PolicyW
             worker->CreateSftLearner(warm.train_batch_size(), warm.optim(), warm.total_training_steps()));
       }
     }
+  }
+  if (worker->Hosts("actor")) {
+    // The learner a checkpoint holds; a PPO run's warm-start learner shards alike.
+    const AdamW& optimizer = *worker->ActorCheckpoint().optimizer;
+    if (optimizer.sharded()) ROLLOUT_LOG(INFO) << "actor: " << ShareOf(optimizer);
   }
   RETURN_IF_ERROR(worker->CheckReferenceSync());
   // SFT and DPO generate nothing: no KV cache.

@@ -113,6 +113,7 @@ TEST(DataParallelTrain, TwoWorkersTrainLikeOneAndTheirCheckpointResumesOnOne) {
   const CommandResult two = RolloutIn(dir.path(), GrpoArgs("two", 2, 2));
   ASSERT_EQ(two.exit_code, 0) << two.output;
   EXPECT_THAT(two.output, HasSubstr("rank 1/2"));  // the placement: two policy workers
+  EXPECT_THAT(two.output, HasSubstr("actor: optimizer state sharded over 2 ranks (ZeRO-1): rank 1 steps"));
 
   // Step 1 starts from the same weights: the same samples (seeded per row, whichever
   // worker draws them), the same scores; the losses are means of the same terms.

@@ -107,6 +107,17 @@ TEST(OptimizerShards, NoGroupOrAGroupOfOneLeavesTheOptimizerUnsharded) {
   OnRanks(1, [&](int, Communicator& group) { EXPECT_TRUE(ShardsFor(model.Params(), &group).owners.empty()); });
 }
 
+TEST(OptimizerShards, ShareOfSaysWhatThisRankSteps) {
+  OnRanks(2, [](int rank, Communicator& group) {
+    Model model;  // 35, 13, 32, 3 and 6 elements: rank 0 steps the first two, rank 1 the rest
+    AdamW sharded(model.Params(), Options(), ShardsFor(model.Params(), &group));
+    EXPECT_EQ(ShareOf(sharded), rank == 0 ? "optimizer state sharded over 2 ranks (ZeRO-1): rank 0 steps 2 of 5 "
+                                            "tensors, 48 of 89 elements (53.9%)"
+                                          : "optimizer state sharded over 2 ranks (ZeRO-1): rank 1 steps 3 of 5 "
+                                            "tensors, 41 of 89 elements (46.1%)");
+  });
+}
+
 TEST(OptimizerShards, ShardedStepsEqualUnshardedOnesBitForBitWithEachRankHoldingItsShare) {
   OnRanks(3, [](int rank, Communicator& group) {
     Model whole_model, sharded_model;
