@@ -13,8 +13,9 @@
 # WORKERS (trainer.n_gpus_per_node, default 2); PRESET (`rollout init-model --preset`,
 # default qwen2.5-0.5b: with the tiny test tokenizer, 358M parameters); STEPS (default
 # 2); WORK (scratch: model, data, run; default /tmp/dp_memory_bench). The model is
-# random, float32 on the CPU and bfloat16 on GPUs. Writes train.log and summary.txt to
-# OUT_DIR.
+# random, float32 on the CPU and bfloat16 on GPUs. Writes train.log, metrics.jsonl and
+# summary.txt to OUT_DIR; on GPUs the summary also gives the actor's
+# perf/max_memory_allocated_gb and perf/max_memory_reserved_gb.
 set -euo pipefail
 
 if [ $# -ne 2 ]; then
@@ -72,7 +73,8 @@ rm -rf "$work/run" && mkdir -p "$work/run"
   "data.train_batch_size=$((2 * workers))" "actor.ppo_mini_batch_size=$((2 * workers))" \
   actor.ppo_micro_batch_size_per_gpu=2 rollout.n=2 data.max_response_length=16 rollout.cpu_kv_cache_gib=0.25 \
   trainer.val_before_train=false trainer.test_freq=-1 trainer.save_freq=-1 trainer.resume_mode=disable \
-  "trainer.logger=[console]" > "$out/train.log" 2>&1) &
+  "trainer.logger=[console,jsonl]" trainer.project_name=dp_memory_bench trainer.experiment_name=run \
+  > "$out/train.log" 2>&1) &
 run=$!
 poll "$run" &
 poller=$!
@@ -84,6 +86,7 @@ if [ "$status" != 0 ]; then
   exit 1
 fi
 
+cp "$work/run/jsonl_log/dp_memory_bench/run/metrics.jsonl" "$out/metrics.jsonl"
 python3 - "$out" "$work/model_${preset}_$dtype" "$workers" "$device" <<'EOF' | tee "$out/summary.txt"
 import json, sys
 out, model, workers, device = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
@@ -99,4 +102,11 @@ peaks = sorted(int(line.split()[1]) * 1024 for line in open(f"{out}/peaks.txt") 
 print(f"{workers} workers on {device}, ~{params / 1e6:.0f}M parameters ({params * (4 if device == 'cpu' else 2) / gib:.2f} GiB "
       f"of weights); optimizer state {state / gib:.2f} GiB whole, {state / workers / gib:.2f} GiB a worker sharded")
 print("peak a worker: " + ", ".join(f"{p / gib:.2f} GiB" for p in peaks))
+# The actor's update metrics, averaged over the workers: on GPUs the caching
+# allocator's peak (what the tensors took, without the CUDA context nvidia-smi counts).
+steps = [json.loads(line) for line in open(f"{out}/metrics.jsonl") if line.strip()]
+for name in ("perf/max_memory_allocated_gb", "perf/max_memory_reserved_gb"):
+    values = [step[name] for step in steps if name in step]
+    if values:
+        print(f"{name} by step (mean over the workers): " + ", ".join(f"{v:.2f}" for v in values))
 EOF
